@@ -1,0 +1,139 @@
+"""Splits a file into scopes, analyses each in an order that lets callers see their helpers' summaries."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Dict, Iterator, List, Sequence, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from .events import HolderEvent, PlacementEvent, ScopeEvents
+from .names import ImportTable
+from .walker import HelperSummary, ScopeWalker
+
+
+@dataclass
+class ModuleAnalysis:
+    """Every scope of one file with its ordered events."""
+
+    scopes: List[ScopeEvents] = field(default_factory=list)
+
+
+def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False) -> ModuleAnalysis:
+    imports = ImportTable()
+    for statement in _top_level_simple_statements(module.body):
+        imports.add(statement)
+    analysis = ModuleAnalysis()
+    ids = count()
+    helpers: Dict[str, HelperSummary] = {}
+
+    def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
+        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag)
+
+    def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
+        walker = new_walker(f"{prefix}{function.name.value}()", {})
+        names = walker.bind_parameters(function, is_method=False)
+        walker.walk_body(_suite_body(function.body), root=(function,))
+        analysis.scopes.append(walker.scope)
+        if register:
+            helpers[function.name.value] = _summarize(function.name.value, walker, names)
+        for nested in _definitions(_suite_body(function.body)):
+            analyze_definition(nested, f"{prefix}{function.name.value}.", register=False)
+
+    def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
+        methods = [d for d in _definitions(_suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
+        method_helpers: Dict[str, HelperSummary] = {}
+        for method in methods:
+            standalone = new_walker(method.name.value, method_helpers)
+            names = standalone.bind_parameters(method, is_method=True)
+            standalone.walk_body(_suite_body(method.body), root=(method,))
+            method_helpers[method.name.value] = _summarize(method.name.value, standalone, names)
+        walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
+        # __init__ runs first; the other methods are taken in source order.
+        ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
+        for method in ordered:
+            walker.forget_locals()
+            walker.bind_parameters(method, is_method=True)
+            walker.walk_body(_suite_body(method.body), root=(method,))
+        analysis.scopes.append(walker.scope)
+        for definition in _definitions(_suite_body(klass.body)):
+            if isinstance(definition, cst.ClassDef):
+                analyze_class(definition, f"{prefix}{klass.name.value}.")
+            for nested in _definitions(_suite_body(definition.body)) if isinstance(definition, cst.FunctionDef) else ():
+                analyze_definition(nested, f"{prefix}{klass.name.value}.{definition.name.value}.", register=False)
+
+    def analyze_definition(definition: cst.CSTNode, prefix: str, register: bool) -> None:
+        if isinstance(definition, cst.FunctionDef):
+            analyze_function(definition, prefix, register)
+        elif isinstance(definition, cst.ClassDef):
+            analyze_class(definition, prefix)
+
+    for definition in _definitions(module.body):
+        analyze_definition(definition, "", register=True)
+    walker = new_walker("<module>", {})
+    walker.walk_body(module.body)
+    analysis.scopes.append(walker.scope)
+    return analysis
+
+
+def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
+    summary = HelperSummary(name, param_names=param_names)
+    for event in walker.scope.of_type(PlacementEvent):
+        origin = walker.origins.get(event.handle.obj)
+        if origin is not None and origin.kind in ("param", "self"):
+            summary.placements.append((origin, event.handle.sub, event))
+    for value in walker.returns:
+        holder: HolderEvent = value.holder
+        if holder is not None:
+            models = []
+            for handle in holder.models:
+                origin = walker.origins.get(handle.obj)
+                if origin is not None and origin.kind in ("param", "self"):
+                    models.append((origin, handle.sub))
+            if models:
+                summary.holder = (holder.kind, holder.label, models, holder.bucket_view)
+        elif value.handle is not None:
+            origin = walker.origins.get(value.handle.obj)
+            if origin is not None and origin.kind == "param":
+                summary.returns_param = origin.index
+    return summary
+
+
+def _suite_body(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return suite.body if isinstance(suite, cst.IndentedBlock) else ()
+
+
+def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Function and class definitions in a block, including those under if/try/with, not in other defs."""
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            yield statement
+        elif isinstance(statement, cst.BaseCompoundStatement):
+            for suite in _suites(statement):
+                yield from _definitions(_suite_body(suite))
+
+
+def _suites(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    for attribute in ("orelse", "finalbody"):
+        part = getattr(statement, attribute, None)
+        if isinstance(part, cst.If):
+            yield from _suites(part)
+        elif part is not None and isinstance(getattr(part, "body", None), cst.BaseSuite):
+            yield part.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
+
+
+def _top_level_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif isinstance(statement, (cst.If, cst.Try)):
+            for suite in _suites(statement):
+                yield from _top_level_simple_statements(_suite_body(suite))

@@ -1,0 +1,69 @@
+"""Cheap name resolution: dotted names of expressions and a per-file import table.
+
+LibCST's QualifiedNameProvider costs several times a bare parse; a dictionary filled from the
+import statements answers the only question the rules ask ("is this callee torch.optim.Adam?").
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a chain of names and attributes, None for anything else (calls, subscripts)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_path(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or ""
+
+
+class ImportTable:
+    """Maps local names to the qualified names they were imported as."""
+
+    def __init__(self) -> None:
+        self._names: Dict[str, str] = {}
+
+    def copy(self) -> "ImportTable":
+        table = ImportTable()
+        table._names = dict(self._names)
+        return table
+
+    def add(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, cst.Import):
+            for alias in statement.names:
+                full = _module_path(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self._names[alias.asname.name.value] = full
+                else:
+                    root = full.split(".", 1)[0]
+                    self._names[root] = root
+        elif isinstance(statement, cst.ImportFrom) and not isinstance(statement.names, cst.ImportStar):
+            if statement.relative:
+                return  # a project-local module: its names are not PyTorch's
+            module = _module_path(statement.module) if statement.module is not None else ""
+            for alias in statement.names:
+                name = _module_path(alias.name)
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                self._names[local] = f"{module}.{name}" if module else name
+
+    def qualify(self, dotted: str) -> str:
+        """`optim.Adam` -> `torch.optim.Adam` when `import torch.optim as optim` was seen."""
+        head, _, rest = dotted.partition(".")
+        target = self._names.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    def binds(self, name: str) -> bool:
+        return name in self._names

@@ -1,0 +1,113 @@
+"""What happens to each holder's model after the holder is built: the facts every rule reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional
+
+from .. import catalog as cat
+from .events import (
+    DiscardedWrapperEvent,
+    HolderEvent,
+    ManagedEvent,
+    PlacementEvent,
+    RebindEvent,
+    ScopeEvents,
+    StateEvent,
+)
+
+
+@dataclass
+class Step:
+    """One placement that reaches the holder's model after the holder was built."""
+
+    placement: PlacementEvent
+    state: Optional[StateEvent]  # first load_state_dict/step on the holder before this placement
+    stepped: Optional[StateEvent]  # first step() before this placement
+
+
+@dataclass
+class HolderStory:
+    holder: HolderEvent
+    scope: ScopeEvents
+    steps: List[Step] = field(default_factory=list)
+    later_events: List[object] = field(default_factory=list)  # every event after the holder, for the fixer
+
+    def first(self, predicate) -> Optional[Step]:
+        return next((step for step in self.steps if predicate(step)), None)
+
+    def all(self, predicate) -> List[Step]:
+        return [step for step in self.steps if predicate(step)]
+
+
+@dataclass
+class ConversionAfterWrap:
+    wrap: PlacementEvent
+    conversion: PlacementEvent
+    scope: ScopeEvents
+
+
+def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
+    events = scope.events
+    for index, holder in enumerate(events):
+        if not isinstance(holder, HolderEvent):
+            continue
+        story = _story(scope, index, holder)
+        if story is not None:
+            yield story
+
+
+def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[HolderStory]:
+    events = scope.events
+    overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
+    earlier = [event for event in events[:index] if isinstance(event, PlacementEvent) and overlaps(event.handle)]
+    placed_before = {event.kind for event in earlier if event.kind in (cat.MOVE, cat.CAST)}
+    dtensor = any(event.label in cat.DTENSOR_PLACEMENTS for event in earlier)
+    story = HolderStory(holder, scope, later_events=list(events[index + 1 :]))
+    state: Optional[StateEvent] = None
+    stepped: Optional[StateEvent] = None
+    for event in events[index + 1 :]:
+        if isinstance(event, StateEvent) and event.holder is holder:
+            state = state or event
+            if event.method == "step":
+                stepped = stepped or event
+        elif isinstance(event, ManagedEvent) and holder in event.holders:
+            break  # handed to a framework that remaps it
+        elif isinstance(event, RebindEvent) and event.old is holder:
+            if story.steps:
+                return None  # rebuilt after the placement: the early holder is superseded
+            break
+        elif isinstance(event, PlacementEvent) and overlaps(event.handle):
+            if event.site.exclusive_with(holder.site):
+                continue
+            if event.kind in placed_before:
+                continue  # the model was already there; this is a round trip, not the first move
+            if dtensor and event.label in cat.SWAPPED_AFTER_DTENSOR:
+                continue
+            story.steps.append(Step(event, state, stepped))
+    return story
+
+
+def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
+    events = scope.events
+    for index, wrap in enumerate(events):
+        if not (isinstance(wrap, PlacementEvent) and wrap.sync_wrapper):
+            continue
+        earlier_moves = {
+            event.argument_text
+            for event in events[:index]
+            if isinstance(event, PlacementEvent) and event.kind == cat.MOVE and event.handle.overlaps(wrap.handle)
+        }
+        for event in events[index + 1 :]:
+            if not (isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.CAST)):
+                continue
+            if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
+                continue
+            if event.label == ".float()":
+                continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
+            if event.kind == cat.MOVE and event.argument_text and event.argument_text in earlier_moves:
+                continue  # the same device again: a no-op
+            yield ConversionAfterWrap(wrap, event, scope)
+
+
+def discarded_wrappers(scope: ScopeEvents) -> Iterator[DiscardedWrapperEvent]:
+    return iter(scope.of_type(DiscardedWrapperEvent))

@@ -1,0 +1,273 @@
+"""The one table of PyTorch facts the rules rest on: holders, placements, wrappers and managed calls.
+
+Every rule and the text prefilter read this table; nothing else keeps a list of names. User
+configuration extends it through :func:`Catalog.extended`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
+
+# --- holder kinds: how an object that keeps parameter references reacts to a later move ---
+LAZY = "lazy"  # state is created at the first step, on the parameters' device then
+EAGER = "eager"  # state is allocated in __init__ (Adagrad): a later move leaves it behind
+ZERO = "zero"  # ZeroRedundancyOptimizer: freezes its default device; may alias buckets
+EMA = "ema"  # keeps its own copy or references of the parameters
+FACTORY = "factory"  # a call that receives the model and returns an optimizer
+
+# --- placement classes, named after DESIGN §1 ---
+MOVE = "move"  # device move, same parameter objects (set_data path)
+CAST = "cast"  # dtype cast, same parameter objects
+REPLACE = "replace"  # new parameter objects: an earlier holder is stale
+FSDP_ORIG = "fsdp-orig-params"  # FSDP1 with use_orig_params=True: same objects, sharded data
+WRAP = "wrap"  # canonical-order only: parameters untouched
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A call that moves, casts, wraps or replaces the parameters of the module it receives."""
+
+    kind: str
+    label: str  # how messages name the operation
+    sync_wrapper: bool = False  # DDP-like: it registers gradient hooks (convert-after-wrap, discarded)
+    ddp: bool = False  # DistributedDataParallel itself (stepped-before-ddp)
+    inplace_kw: Optional[str] = None  # `inplace=True` makes it harmless (prepare_qat, fuse)
+    orig_params_kw: Optional[str] = None  # `use_orig_params=True` downgrades REPLACE to FSDP_ORIG
+
+
+# Optimizer classes of torch.optim (2.13) plus the third-party ones seen in public training code.
+_TORCH_OPTIMIZERS = (
+    "ASGD Adadelta Adafactor Adam AdamW Adamax LBFGS Muon NAdam RAdam RMSprop Rprop SGD SparseAdam"
+).split()
+
+HOLDERS: Dict[str, str] = {
+    **{f"torch.optim.{name}": LAZY for name in _TORCH_OPTIMIZERS},
+    "torch.optim.Adagrad": EAGER,
+    "torch.distributed.optim.ZeroRedundancyOptimizer": ZERO,
+    "torch.optim.swa_utils.AveragedModel": EMA,
+    "torch_ema.ExponentialMovingAverage": EMA,
+    "timm.utils.ModelEma": EMA,
+    "timm.utils.ModelEmaV2": EMA,
+    "timm.utils.ModelEmaV3": EMA,
+    "ema_pytorch.EMA": EMA,
+    "apex.optimizers.FusedAdam": LAZY,
+    "apex.optimizers.FusedLAMB": LAZY,
+    "apex.optimizers.FusedSGD": LAZY,
+    "apex.optimizers.FusedNovoGrad": LAZY,
+    "apex.optimizers.FusedAdagrad": EAGER,
+    "bitsandbytes.optim.Adam8bit": LAZY,
+    "bitsandbytes.optim.AdamW8bit": LAZY,
+    "bitsandbytes.optim.PagedAdamW": LAZY,
+    "bitsandbytes.optim.PagedAdamW8bit": LAZY,
+    "bitsandbytes.optim.Lion8bit": LAZY,
+    "bitsandbytes.optim.SGD8bit": LAZY,
+    "transformers.AdamW": LAZY,
+    "transformers.Adafactor": LAZY,
+    "transformers.optimization.AdamW": LAZY,
+    "transformers.optimization.Adafactor": LAZY,
+    "lion_pytorch.Lion": LAZY,
+    "timm.optim.create_optimizer": FACTORY,
+    "timm.optim.create_optimizer_v2": FACTORY,
+    "timm.optim.Lamb": LAZY,
+    "timm.optim.Lars": LAZY,
+    "timm.optim.AdamP": LAZY,
+    "torch_optimizer.Lamb": LAZY,
+    "torch_optimizer.RAdam": LAZY,
+    "horovod.torch.DistributedOptimizer": LAZY,
+}
+
+# Bare class names that mean an optimizer whatever module they come from (re-exports, vendored copies).
+HOLDER_TERMINALS: Dict[str, str] = {
+    **{name: LAZY for name in _TORCH_OPTIMIZERS},
+    "Adagrad": EAGER,
+    "ZeroRedundancyOptimizer": ZERO,
+    "AveragedModel": EMA,
+    "ExponentialMovingAverage": EMA,
+    "ModelEma": EMA,
+    "ModelEmaV2": EMA,
+    "ModelEmaV3": EMA,
+    "FusedAdam": LAZY,
+    "FusedLAMB": LAZY,
+    "FusedSGD": LAZY,
+    "Adam8bit": LAZY,
+    "AdamW8bit": LAZY,
+    "PagedAdamW": LAZY,
+    "PagedAdamW8bit": LAZY,
+    "Lion": LAZY,
+    "Lamb": LAZY,
+    "create_optimizer_v2": FACTORY,
+}
+
+# Calls whose first argument is the module they act on.
+CALL_PLACEMENTS: Dict[str, Placement] = {
+    "torch.nn.parallel.DistributedDataParallel": Placement(WRAP, "DistributedDataParallel", sync_wrapper=True, ddp=True),
+    "torch.nn.DataParallel": Placement(WRAP, "DataParallel"),
+    "torch.nn.parallel.DataParallel": Placement(WRAP, "DataParallel"),
+    "torch.distributed.fsdp.FullyShardedDataParallel": Placement(
+        REPLACE, "FullyShardedDataParallel", sync_wrapper=True, orig_params_kw="use_orig_params"
+    ),
+    "torch.distributed.fsdp.fully_shard": Placement(REPLACE, "fully_shard"),
+    "torch.distributed._composable.fsdp.fully_shard": Placement(REPLACE, "fully_shard"),
+    "torch.distributed.tensor.parallel.parallelize_module": Placement(REPLACE, "parallelize_module"),
+    "torch.compile": Placement(WRAP, "torch.compile"),
+    "torch.jit.script": Placement(WRAP, "torch.jit.script"),
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm": Placement(WRAP, "convert_sync_batchnorm"),
+    "torch.nn.utils.weight_norm": Placement(REPLACE, "weight_norm"),
+    "torch.nn.utils.parametrizations.weight_norm": Placement(REPLACE, "weight_norm"),
+    "torch.nn.utils.spectral_norm": Placement(WRAP, "spectral_norm"),
+    "torch.nn.utils.parametrizations.spectral_norm": Placement(WRAP, "spectral_norm"),
+    "torch.nn.utils.parametrizations.orthogonal": Placement(WRAP, "orthogonal parametrization"),
+    "torch.nn.utils.parametrize.register_parametrization": Placement(WRAP, "register_parametrization"),
+    "torch.ao.quantization.prepare_qat": Placement(REPLACE, "prepare_qat", inplace_kw="inplace"),
+    "torch.quantization.prepare_qat": Placement(REPLACE, "prepare_qat", inplace_kw="inplace"),
+    "torch.ao.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
+    "torch.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
+    "torch.ao.quantization.fuse_modules_qat": Placement(WRAP, "fuse_modules_qat"),
+}
+
+# Bare callee names recognised without an import (re-exports, `from ... import *`, aliases we cannot see).
+CALL_PLACEMENT_TERMINALS: Dict[str, str] = {
+    "DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "DDP": "torch.nn.parallel.DistributedDataParallel",
+    "DataParallel": "torch.nn.DataParallel",
+    "FullyShardedDataParallel": "torch.distributed.fsdp.FullyShardedDataParallel",
+    "FSDP": "torch.distributed.fsdp.FullyShardedDataParallel",
+    "fully_shard": "torch.distributed.fsdp.fully_shard",
+    "parallelize_module": "torch.distributed.tensor.parallel.parallelize_module",
+    "convert_sync_batchnorm": "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "weight_norm": "torch.nn.utils.weight_norm",
+    "prepare_qat": "torch.ao.quantization.prepare_qat",
+    "fuse_modules": "torch.ao.quantization.fuse_modules",
+    "register_parametrization": "torch.nn.utils.parametrize.register_parametrization",
+}
+
+# Methods called on the module itself. `to` is classified by its arguments (device, dtype, xla, cpu).
+METHOD_PLACEMENTS: Dict[str, Placement] = {
+    "cuda": Placement(MOVE, ".cuda()"),
+    "xpu": Placement(MOVE, ".xpu()"),
+    "mps": Placement(MOVE, ".mps()"),
+    "to": Placement(MOVE, ".to()"),
+    "half": Placement(CAST, ".half()"),
+    "double": Placement(CAST, ".double()"),
+    "float": Placement(CAST, ".float()"),
+    "bfloat16": Placement(CAST, ".bfloat16()"),
+    "type": Placement(CAST, ".type()"),
+    "to_empty": Placement(REPLACE, ".to_empty()"),
+    "compile": Placement(WRAP, ".compile()"),
+}
+
+# Module methods that return the module itself, so `m = m.train()` keeps the handle.
+SELF_RETURNING_METHODS: FrozenSet[str] = frozenset(
+    "to cuda cpu xpu mps half float double bfloat16 type train eval requires_grad_ to_empty share_memory apply".split()
+)
+
+# Calls handed the model and the optimizer together; they remap or wrap the optimizer themselves.
+MANAGED_TERMINALS: FrozenSet[str] = frozenset(
+    "prepare setup initialize prepare_model_and_optimizer setup_optimizers".split()
+)
+
+# Optimizer methods that create or load state (a later move strands it).
+STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}
+
+# Parameter accessors on a module.
+PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
+
+# Container methods through which parameters flow into a list (`decay.append(p)`).
+COLLECTING_METHODS: FrozenSet[str] = frozenset({"append", "extend", "add", "insert", "update", "add_param_group"})
+
+# Module-attribute segments that are transparent handles of the same module (`ddp.module`).
+TRANSPARENT_ATTRIBUTES: FrozenSet[str] = frozenset({"module", "_orig_mod"})
+
+# `.to()` arguments that make the move a parameter replacement (new objects), and no-op devices.
+REPLACING_DEVICE_MARKERS: Tuple[str, ...] = ("xla", "lazy")
+NOOP_DEVICES: FrozenSet[str] = frozenset({"cpu"})
+DTYPE_NAMES: FrozenSet[str] = frozenset(
+    "float16 half bfloat16 float32 float float64 double complex64 complex128 int8 uint8 float8_e4m3fn".split()
+)
+
+# After these, parameters are DTensors, which `to_empty` swaps in place (semantics row 19b).
+DTENSOR_PLACEMENTS: FrozenSet[str] = frozenset({"fully_shard", "parallelize_module"})
+SWAPPED_AFTER_DTENSOR: FrozenSet[str] = frozenset({".to_empty()"})
+
+# Module-wide switch that turns every conversion into a replacement (semantics row 9).
+OVERWRITE_FLAG = "set_overwrite_module_params_on_conversion"
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: it keys the prefilter cache
+class Catalog:
+    """The facts above, plus whatever the user's configuration adds, in one immutable object."""
+
+    holders: Mapping[str, str] = field(default_factory=lambda: dict(HOLDERS))
+    holder_terminals: Mapping[str, str] = field(default_factory=lambda: dict(HOLDER_TERMINALS))
+    call_placements: Mapping[str, Placement] = field(default_factory=lambda: dict(CALL_PLACEMENTS))
+    call_placement_terminals: Mapping[str, str] = field(default_factory=lambda: dict(CALL_PLACEMENT_TERMINALS))
+    managed_terminals: FrozenSet[str] = MANAGED_TERMINALS
+    managed_qualified: FrozenSet[str] = frozenset()
+
+    def extended(
+        self,
+        factories: Iterable[str] = (),
+        placements: Mapping[str, str] = (),
+        wrappers: Iterable[str] = (),
+        managed: Iterable[str] = (),
+    ) -> "Catalog":
+        """A catalog that also knows a team's own optimizer factories, placements, wrappers and managed calls."""
+        holders = dict(self.holders)
+        holders.update({name: FACTORY for name in factories})
+        calls = dict(self.call_placements)
+        for name, kind in dict(placements).items():
+            calls[name] = Placement(kind, name.rsplit(".", 1)[-1])
+        for name in wrappers:
+            calls[name] = Placement(WRAP, name.rsplit(".", 1)[-1])
+        return replace(
+            self,
+            holders=holders,
+            call_placements=calls,
+            managed_qualified=self.managed_qualified | frozenset(managed),
+        )
+
+    def holder_kind(self, qualified: str) -> Optional[str]:
+        kind = self.holders.get(qualified)
+        if kind is not None:
+            return kind
+        if qualified.startswith("torch.optim.") and qualified.count(".") == 2:
+            return LAZY  # a class added to torch.optim after this table was written
+        terminal = qualified.rsplit(".", 1)[-1]
+        return self.holder_terminals.get(terminal)
+
+    def call_placement(self, qualified: str) -> Optional[Placement]:
+        found = self.call_placements.get(qualified)
+        if found is not None:
+            return found
+        alias = self.call_placement_terminals.get(qualified.rsplit(".", 1)[-1])
+        return self.call_placements.get(alias) if alias else None
+
+    def is_managed(self, qualified: str) -> bool:
+        return qualified in self.managed_qualified or qualified.rsplit(".", 1)[-1] in self.managed_terminals
+
+    def placement_tokens(self) -> Tuple[str, ...]:
+        """Text one piece of which every placement needs: a finding cannot exist without one."""
+        words = {f".{name}(" for name in METHOD_PLACEMENTS}
+        words.update(name.rsplit(".", 1)[-1] for name in self.call_placements)
+        words.update(self.call_placement_terminals)
+        words.add("deepcopy")  # `model = copy.deepcopy(model)` replaces the parameters
+        words.add("assign")  # `load_state_dict(sd, assign=True)`
+        words.add("nn.")  # submodule reassignment `model.fc = nn.Linear(...)`
+        return tuple(sorted(words))
+
+    def holder_tokens(self) -> Tuple[str, ...]:
+        """Text one piece of which every holder needs (generic factories all contain `optim`/`Optim`)."""
+        words = {"optim", "Optim"}
+        words.update(name.rsplit(".", 1)[-1] for name in self.holders)
+        words.update(self.holder_terminals)
+        return tuple(sorted(words))
+
+    def sync_wrapper_tokens(self) -> Tuple[str, ...]:
+        """Text that the holder-free rules (convert-after-wrap, discarded wrapper) need."""
+        names = {name for name, p in self.call_placements.items() if p.sync_wrapper}
+        words = {name.rsplit(".", 1)[-1] for name in names}
+        words.update(t for t, q in self.call_placement_terminals.items() if q in names)
+        return tuple(sorted(words))
+
+
+DEFAULT_CATALOG = Catalog()

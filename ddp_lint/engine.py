@@ -1,0 +1,158 @@
+"""Lints one source text: prefilter, parse, analyse, run the selected rules, place and filter findings."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Dict, List, Optional, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from . import catalog as cat
+from .analysis.module import analyze_module
+from .analysis.stories import holder_stories
+from .rules import RULES
+from .rules.base import RuleHit
+from .settings import Settings
+from .source import InputError, SourceText, decode
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
+
+
+@dataclass
+class Related:
+    path: str
+    line: int
+    column: int
+    role: str
+    message: str
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int  # 1-based, first line of the reported statement
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: str
+    message: str
+    related: List[Related] = field(default_factory=list)
+    fix: Optional[dict] = None
+    hit: Optional[RuleHit] = field(default=None, repr=False, compare=False)
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclass
+class Parsed:
+    """A parsed file with the analysis results the fixer needs alongside the findings."""
+
+    module: cst.Module
+    findings: List[Finding]
+    positions: Optional[object] = None
+
+
+@lru_cache(maxsize=8)
+def _prefilter(catalog: cat.Catalog):
+    def pattern(words):
+        return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+    return pattern(catalog.placement_tokens()), pattern(catalog.holder_tokens()), pattern(catalog.sync_wrapper_tokens())
+
+
+def could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG) -> bool:
+    """Sound text check: every finding needs a placement token and a holder or sync-wrapper token."""
+    placement, holder, wrapper = _prefilter(catalog)
+    if not placement.search(text):
+        return False
+    return bool(holder.search(text) or wrapper.search(text))
+
+
+def lint_source(
+    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None
+) -> List[Finding]:
+    return analyse_source(source, path, settings).findings
+
+
+def analyse_source(source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None) -> Parsed:
+    settings = settings or Settings()
+    text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
+    if not could_match(text, settings.catalog):
+        return Parsed(cst.Module(body=[]), [])
+    module = parse(text)
+    return Parsed(module, findings_for(module, text, path, settings))
+
+
+def parse(text: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+        raise InputError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {message}") from None
+    except (RecursionError, MemoryError):
+        raise InputError("file too deeply nested to parse") from None
+
+
+def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -> List[Finding]:
+    codes = [code for code in settings.selection.codes() if code in RULES]
+    if not codes:
+        return []
+    overwrite = cat.OVERWRITE_FLAG in text and "True" in text
+    analysis = analyze_module(module, settings.catalog, overwrite)
+    positions: Dict = {}
+
+    def ensure_positions():
+        if not positions:
+            positions.update(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+        return positions
+
+    def line_of(node: cst.CSTNode) -> int:
+        return ensure_positions()[node].start.line
+
+    hits: List[RuleHit] = []
+    for scope in analysis.scopes:
+        stories = list(holder_stories(scope))
+        for code in codes:
+            hits.extend(RULES[code].check(scope, stories, line_of))
+    if not hits:
+        return []
+    lines = text.splitlines()
+    findings = []
+    seen = set()
+    for hit in hits:
+        rule = RULES[hit.code]
+        where = ensure_positions()[hit.node]
+        key = (hit.code, where.start.line, where.start.column, hit.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if _suppressed(lines, where.start.line, hit.code):
+            continue
+        related = [
+            Related(path, ensure_positions()[r.node].start.line, ensure_positions()[r.node].start.column + 1, r.role, r.message)
+            for r in hit.related
+        ]
+        end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
+        findings.append(
+            Finding(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
+                    rule.severity, hit.message, related, None, hit)
+        )
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _suppressed(lines: List[str], line: int, code: str) -> bool:
+    if line - 1 >= len(lines):
+        return False
+    match = _NOQA.search(lines[line - 1])
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)

@@ -1,0 +1,122 @@
+"""What a rule is, and the phrases every rule's message is made of.
+
+A rule is one module in this package holding one `Rule` subclass: its code, name, severity,
+documentation (the module docstring, shown by `ddp-lint rule CODE`) and VALID/INVALID examples,
+which the test suite runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from ..analysis.events import HolderEvent, PlacementEvent, ScopeEvents, Site
+from ..analysis.stories import HolderStory, Step
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+LineOf = Callable[[cst.CSTNode], int]
+
+
+@dataclass
+class Related:
+    node: cst.CSTNode
+    role: str  # "placement", "state", "wrap"
+    message: str
+
+
+@dataclass
+class RuleHit:
+    """A finding before it has a path and columns: the node to report and what to say."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+    related: List[Related] = field(default_factory=list)
+    story: Optional[HolderStory] = None  # the holder's story, for the fix planner
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[str]] = ()
+
+    def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
+        raise NotImplementedError
+
+
+class HolderRule(Rule):
+    """A rule about one holder: it fires on the first step its predicate accepts, once per holder."""
+
+    def accepts(self, story: HolderStory, step: Step) -> bool:
+        raise NotImplementedError
+
+    def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        raise NotImplementedError
+
+    def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
+        for story in stories:
+            steps = [step for step in story.steps if self.accepts(story, step)]
+            if not steps:
+                continue
+            related = [
+                Related(step.placement.site.node, "placement", placement_phrase(step.placement))
+                for step in steps
+            ]
+            state = steps[0].state
+            if state is not None:
+                related.append(Related(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
+            yield RuleHit(self.code, story.holder.site.statement, self.message(story, steps[0], line_of), related, story)
+
+
+# ----- phrases ------------------------------------------------------------------------------------
+_KIND_NOUNS = {cat.EMA: "parameter average", cat.ZERO: "ZeroRedundancyOptimizer"}
+
+
+def holder_phrase(holder: HolderEvent) -> str:
+    noun = _KIND_NOUNS.get(holder.kind, "optimizer")
+    if holder.var:
+        return f"{noun} `{holder.var}` ({holder.label})"
+    return f"{noun} {holder.label}"
+
+
+def models_phrase(holder: HolderEvent) -> str:
+    return ", ".join(f"`{text}`" for text in sorted({m.text for m in holder.models}))
+
+
+def placement_phrase(placement: PlacementEvent) -> str:
+    label = placement.label
+    if label.startswith("."):
+        text = f"`{placement.handle.text}{label}`"
+    elif label.startswith("submodule") or label.endswith(")"):
+        text = f"`{label}`" if not label.startswith("submodule") else label
+    else:
+        text = f"`{label}({placement.handle.text})`"
+    if placement.site.via:
+        text += f" (inside `{placement.site.via}`)"
+    return text
+
+
+def where(placement: PlacementEvent, line_of: LineOf) -> str:
+    return f"{placement_phrase(placement)} on line {line_of(placement.site.node)}"
+
+
+def condition_phrase(holder_site: Site, placement_site: Site) -> str:
+    """`, conditionally (under `if args.cuda:`)` when the placement's branch is not the holder's."""
+    extra = [guard for guard in placement_site.guards if guard not in holder_site.guards]
+    if not extra:
+        return ""
+    code = cst.Module(body=[]).code_for_node(extra[-1]).strip()
+    return f" (conditionally, under `if {code}:`)"
+
+
+def state_reason(holder: HolderEvent, step: Step, line_of: LineOf) -> str:
+    if step.state is not None:
+        return f"`{holder.var or 'optimizer'}.{step.state.method}()` on line {line_of(step.state.site.node)} gives it state"
+    return f"{holder.label} allocates its state in __init__"
+
+

@@ -1,0 +1,67 @@
+"""DDP001 stale-optimizer-after-replace (error)
+
+## What it does
+Finds an optimizer (or EMA / ZeroRedundancyOptimizer) built on a model's parameters before an
+operation that replaces those parameters with new objects: FSDP `FullyShardedDataParallel` (default
+`use_orig_params=False`), `fully_shard`, `parallelize_module`, `to_empty` after meta init, a move to
+an XLA device, `load_state_dict(..., assign=True)`, `model = copy.deepcopy(model)`, `weight_norm`,
+`prepare_qat`/`fuse_modules` without `inplace=True`, reassigning a submodule, or any conversion
+under `torch.__future__.set_overwrite_module_params_on_conversion(True)`.
+
+## Why is this bad?
+The optimizer keeps references to the old parameter objects. After the replacement the model
+trains with new ones, so `optimizer.step()` updates tensors nobody uses: no error, the loss does
+not improve, the model silently never trains (measured: 0 of 4 parameters change; semantics rows
+7-9, 12, 13, 17, 19, 20, 28-30).
+
+## Example
+```python
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+fully_shard(model)
+```
+
+## Use instead
+```python
+fully_shard(model)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+```
+
+## Fix safety
+`--fix` moves the optimizer statement, with the scheduler, EMA and state loads that depend on it,
+to just after the replacement. Where the wrapper gets a new name (`fsdp = FSDP(model)`) the moved
+constructor is pointed at the wrapper's parameters. The fix is unsafe (applied with
+`--unsafe-fixes`) when something between the two points observes the move.
+"""
+from ..analysis.stories import HolderStory, Step
+from .. import catalog as cat
+from .base import ERROR, HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
+
+
+class StaleOptimizerAfterReplace(HolderRule):
+    code = "DDP001"
+    name = "stale-optimizer-after-replace"
+    severity = ERROR
+    VALID = (
+        "from torch.distributed.fsdp import fully_shard\nimport torch\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\n",
+        "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nema = copy.deepcopy(model)\n",
+        "import torch\nwith torch.device('meta'):\n    model = Net()\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
+    )
+    INVALID = (
+        "from torch.distributed.fsdp import fully_shard\nimport torch\nopt = torch.optim.Adam(model.parameters())\nfully_shard(model)\n",
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nopt = torch.optim.Adam(model.parameters())\nmodel = FSDP(model)\n",
+        "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = copy.deepcopy(model)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to_empty(device='cuda')\n",
+        "import torch\nimport torch_xla.core.xla_model as xm\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to(xm.xla_device())\n",
+    )
+
+    def accepts(self, story: HolderStory, step: Step) -> bool:
+        return step.placement.kind == cat.REPLACE
+
+    def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        holder = story.holder
+        return (
+            f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters, but "
+            f"{where(step.placement, line_of)} replaces them with new parameter objects"
+            f"{condition_phrase(holder.site, step.placement.site)}: step() will update tensors the model "
+            f"no longer uses, so the model silently never trains; build it after that line"
+        )

@@ -1,0 +1,59 @@
+"""DDP003 convert-after-wrap (error)
+
+## What it does
+Finds a model moved or cast (`.half()`, `.double()`, `.to(dtype)`, `.to(device)`, `.cuda()`) after
+`DistributedDataParallel` (or FSDP) wrapped it. Reported on the conversion.
+
+## Why is this bad?
+DDP registers its all-reduce hooks on each parameter's gradient accumulator when it is built. A
+later dtype or device change goes through `param.data = new`, which resets the accumulators: the
+hooks are gone, gradients are no longer averaged, and the ranks silently train apart (semantics
+row 15; the DDP docstring forbids changing parameters after wrapping).
+
+## Example
+```python
+model = DDP(model, device_ids=[rank])
+model.half()
+```
+
+## Use instead
+```python
+model.half()
+model = DDP(model, device_ids=[rank])
+```
+
+## Fix safety
+No automatic fix: moving a conversion before the wrapper changes what DDP broadcasts at
+construction; reorder by hand.
+"""
+from typing import Iterator, Sequence
+
+from ..analysis.events import ScopeEvents
+from ..analysis.stories import HolderStory, conversions_after_wrap
+from .base import ERROR, LineOf, Related, Rule, RuleHit, placement_phrase
+
+
+class ConvertAfterWrap(Rule):
+    code = "DDP003"
+    name = "convert-after-wrap"
+    severity = ERROR
+    VALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.half()\nmodel = DDP(model)\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.to(rank)\nddp = DDP(model, device_ids=[rank])\nx = x.to(rank)\n",
+    )
+    INVALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nmodel.half()\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nddp = DDP(model)\nmodel.double()\n",
+    )
+
+    def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
+        for found in conversions_after_wrap(scope):
+            wrap_line = line_of(found.wrap.site.node)
+            message = (
+                f"{placement_phrase(found.conversion)} converts the model after {found.wrap.label} wrapped it on "
+                f"line {wrap_line}: the conversion resets the gradient accumulators that carry the wrapper's "
+                f"all-reduce hooks, so gradients stop being synchronized and ranks silently train apart; "
+                f"convert before wrapping"
+            )
+            related = [Related(found.wrap.site.node, "wrap", f"wrapped by {found.wrap.label} here")]
+            yield RuleHit(self.code, found.conversion.site.statement, message, related)

@@ -1,0 +1,71 @@
+"""DDP101 optimizer-before-move (warning)
+
+## What it does
+Finds an optimizer (or EMA helper) without state built on a model's parameters before that model
+is moved to a device (`.cuda()`, `.to(device)`) or cast (`.half()`, `.to(torch.bfloat16)`). The
+case PyTorch Lightning fixed in its DDP backend (PR #2904).
+
+## Why is this bad?
+It works today only because the move keeps the parameter objects and the optimizer has no state
+yet. It breaks as soon as any of that changes: on XLA (the move makes new parameters: silent
+no-training), under the overwrite-on-conversion flag, when the optimizer is switched to Adagrad,
+or when a checkpoint load slips in between (crash at the first step). PyTorch, Lightning and
+every tutorial use the other order: build, move, wrap, then the optimizer.
+
+## Example
+```python
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.cuda()
+```
+
+## Use instead
+```python
+model.cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+```
+
+## Fix safety
+`--fix` moves the optimizer statement (and the scheduler, EMA and state loads built on it) after
+the move. Safe when nothing between the two points reads the optimizer.
+"""
+from ..analysis.stories import HolderStory, Step
+from .. import catalog as cat
+from .base import WARNING, HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
+
+
+class OptimizerBeforeMove(HolderRule):
+    code = "DDP101"
+    name = "optimizer-before-move"
+    severity = WARNING
+    VALID = (
+        "import torch\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n    x = x.to(device)\n",
+        "import torch\nopt = torch.optim.SGD(net_d.parameters(), lr=0.1)\nnet_g.cuda()\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel, opt = accelerator.prepare(model, opt)\n",
+    )
+    INVALID = (
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\n",
+        "import torch.optim as optim\nopt = optim.Adam(model.parameters())\nmodel = model.to(device)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nif args.cuda:\n    model.cuda()\n",
+        "import torch\nclass T:\n    def __init__(self, model):\n        self.model = model\n        self.opt = torch.optim.Adam(self.model.parameters())\n    def setup(self):\n        self.model.half()\n",
+    )
+
+    def accepts(self, story: HolderStory, step: Step) -> bool:
+        holder = story.holder
+        if step.placement.kind not in (cat.MOVE, cat.CAST):
+            return False
+        if holder.kind == cat.EAGER or step.state is not None:
+            return False  # DDP002
+        if holder.kind == cat.ZERO and (holder.bucket_view or step.placement.kind == cat.MOVE):
+            return False  # DDP005 / DDP102
+        return True
+
+    def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        holder = story.holder
+        return (
+            f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters before "
+            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step.placement.site)}: this works only "
+            f"while the optimizer has no state (it breaks on XLA, with Adagrad, under the overwrite-on-conversion "
+            f"flag, or once a checkpoint is loaded in between); build it after the move"
+        )

@@ -1,0 +1,55 @@
+"""DDP103 optimizer-before-fsdp-orig-params (warning)
+
+## What it does
+Finds an optimizer without state built before `FullyShardedDataParallel(model, use_orig_params=True)`.
+
+## Why is this bad?
+With `use_orig_params=True` FSDP keeps the original parameter objects but makes their data flat
+shards. An optimizer whose state is created lazily survives; one with state (Adagrad, a loaded
+checkpoint) crashes at the first step because its state keeps the full shapes (semantics row 18).
+The order is fragile.
+
+## Example
+```python
+opt = torch.optim.Adam(model.parameters())
+model = FSDP(model, use_orig_params=True)
+```
+
+## Use instead
+```python
+model = FSDP(model, use_orig_params=True)
+opt = torch.optim.Adam(model.parameters())
+```
+
+## Fix safety
+`--fix` moves the optimizer after the wrapper; safe when nothing between reads it.
+"""
+from ..analysis.stories import HolderStory, Step
+from .. import catalog as cat
+from .base import WARNING, HolderRule, LineOf, holder_phrase, where
+
+
+class OptimizerBeforeFsdpOrigParams(HolderRule):
+    code = "DDP103"
+    name = "optimizer-before-fsdp-orig-params"
+    severity = WARNING
+    VALID = (
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nmodel = FSDP(model, use_orig_params=True)\nopt = torch.optim.Adam(model.parameters())\n",
+    )
+    INVALID = (
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nopt = torch.optim.Adam(model.parameters())\nmodel = FSDP(model, use_orig_params=True)\n",
+    )
+
+    def accepts(self, story: HolderStory, step: Step) -> bool:
+        return (
+            step.placement.kind == cat.FSDP_ORIG
+            and story.holder.kind != cat.EAGER
+            and step.state is None
+        )
+
+    def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        return (
+            f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)} with "
+            f"use_orig_params=True: fine while it has no state, but Adagrad or a loaded state crashes at step() "
+            f"because FSDP turns the parameters into flat shards; build it after wrapping"
+        )

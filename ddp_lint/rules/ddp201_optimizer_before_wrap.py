@@ -1,0 +1,52 @@
+"""DDP201 optimizer-before-wrap (info, not selected by default)
+
+## What it does
+Finds an optimizer built before a wrapper that keeps the parameters: `DistributedDataParallel`,
+`DataParallel`, `torch.compile`, `torch.jit.script`, `convert_sync_batchnorm`, parametrizations,
+`spectral_norm`. Select it with `--extend-select DDP201`.
+
+## Why is this bad?
+It is not: these wrappers keep the parameter objects (semantics rows 14, 24-27, 31). It is the
+non-canonical order, and the next edit (swapping DDP for FSDP, adding `.to(xla)`) makes it a bug.
+Canonical order: build the model, move it, wrap it, build the optimizer, load its state.
+
+## Example
+```python
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model = DDP(model, device_ids=[rank])
+```
+
+## Use instead
+```python
+model = DDP(model, device_ids=[rank])
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+```
+
+## Fix safety
+`--fix` moves the optimizer after the wrapper; safe when nothing between reads it.
+"""
+from ..analysis.stories import HolderStory, Step
+from .. import catalog as cat
+from .base import INFO, HolderRule, LineOf, holder_phrase, where
+
+
+class OptimizerBeforeWrap(HolderRule):
+    code = "DDP201"
+    name = "optimizer-before-wrap"
+    severity = INFO
+    VALID = (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+    )
+    INVALID = (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = DDP(model)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = torch.compile(model)\n",
+    )
+
+    def accepts(self, story: HolderStory, step: Step) -> bool:
+        return step.placement.kind == cat.WRAP
+
+    def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        return (
+            f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)}: harmless today, "
+            f"but the canonical order is build the model, move it, wrap it, then build the optimizer and load its state"
+        )

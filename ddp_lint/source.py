@@ -1,0 +1,50 @@
+"""Reading a Python source file into text the way the interpreter would, with one-line errors."""
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+
+
+class InputError(Exception):
+    """A file that cannot be checked; the message is one line meant for the user."""
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str  # decoded, BOM removed, newlines as in the file
+    encoding: str  # as declared (cookie) or utf-8
+    bom: bool
+    raw: bytes
+
+
+def decode(raw: bytes) -> SourceText:
+    if b"\x00" in raw[:8192]:
+        raise InputError("binary file (NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:
+        raise InputError(f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    body = raw[3:] if bom else raw
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid {codec} text (byte {exc.start}: {body[exc.start:exc.start + 1]!r})") from None
+    except LookupError:
+        raise InputError(f"unknown encoding {encoding!r} in the coding declaration") from None
+    return SourceText(text, codec, bom, raw)
+
+
+def read_source(path: str) -> SourceText:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except IsADirectoryError:
+        raise InputError("is a directory") from None
+    except PermissionError:
+        raise InputError("permission denied") from None
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc)) from None
+    return decode(raw)

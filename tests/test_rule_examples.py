@@ -1,0 +1,36 @@
+"""Each rule's VALID/INVALID examples, taken from the rule module itself, run as tests."""
+import pytest
+
+from ddp_lint.engine import lint_source
+from ddp_lint.rules import RULES, all_rules
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+VALID = [(rule.code, i, code) for rule in all_rules() for i, code in enumerate(rule.VALID)]
+INVALID = [(rule.code, i, code) for rule in all_rules() for i, code in enumerate(rule.INVALID)]
+
+
+@pytest.mark.parametrize("code,index,source", VALID, ids=[f"{c}-valid-{i}" for c, i, _ in VALID])
+def test_valid_example_does_not_fire(code, index, source):
+    assert [f.code for f in lint_source(source, settings=ALL) if f.code == code] == []
+
+
+@pytest.mark.parametrize("code,index,source", INVALID, ids=[f"{c}-invalid-{i}" for c, i, _ in INVALID])
+def test_invalid_example_fires(code, index, source):
+    assert code in [f.code for f in lint_source(source, settings=ALL)]
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_rule_is_documented_with_every_section(rule):
+    doc = rule.__doc__
+    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert section in doc, f"{rule.code} lacks {section}"
+    assert doc.startswith(f"{rule.code} {rule.name} ({rule.severity}")
+    assert rule.VALID and rule.INVALID
+
+
+def test_codes_fall_in_their_severity_range():
+    ranges = {"error": "DDP0", "warning": "DDP1", "info": "DDP2"}
+    for code, rule in RULES.items():
+        assert code.startswith(ranges[rule.severity]), code
