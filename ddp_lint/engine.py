@@ -27,6 +27,7 @@ class Related:
     column: int
     role: str
     message: str
+    cell: Optional[int] = None
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Finding:
     related: List[Related] = field(default_factory=list)
     fix: Optional[dict] = None
     hit: Optional[RuleHit] = field(default=None, repr=False, compare=False)
+    plan: Optional[object] = field(default=None, repr=False, compare=False)  # FixPlan or Refusal
+    cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code)
@@ -99,6 +102,8 @@ def parse(text: str) -> cst.Module:
 
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -> List[Finding]:
+    from .fixer.planner import Refusal, plan_fix  # the fixer imports this module
+
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:
         return []
@@ -137,13 +142,44 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
             Related(path, ensure_positions()[r.node].start.line, ensure_positions()[r.node].start.column + 1, r.role, r.message)
             for r in hit.related
         ]
+        plan, fix, message = None, None, hit.message
+        if hit.story is not None:
+            plan = plan_fix(hit.story, module, line_of)
+            if isinstance(plan, Refusal):
+                fix = {"available": False, "reason": plan.reason}
+                message = f"{message} (no automatic fix: {plan.reason})"
+            else:
+                fix = {"available": True, "applicability": "safe" if plan.safe else "unsafe", "message": plan.description,
+                       "edit": _edit_for(module, text, plan)}
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Finding(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
-                    rule.severity, hit.message, related, None, hit)
+                    rule.severity, message, related, fix, hit, plan)
         )
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _edit_for(module: cst.Module, text: str, plan) -> dict:
+    """The fix as one replacement of the line range it changes (for JSON and SARIF consumers)."""
+    from .fixer.apply import apply_plans
+
+    old = text.splitlines(keepends=True)
+    new = apply_plans(module, [plan]).splitlines(keepends=True)
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    last = old[end_old - 1] if end_old > start else ""
+    return {
+        "line": start + 1,
+        "end_line": end_old,
+        "end_column": len(last.rstrip("\r\n")) + 1,
+        "content": "".join(new[start:end_new]),
+    }
 
 
 def _suppressed(lines: List[str], line: int, code: str) -> bool:

@@ -1,0 +1,132 @@
+"""Applies fix plans to a source text, pass after pass, and counts only the fixes that landed."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from ..engine import Finding, analyse_source, parse
+from ..settings import Settings
+from .planner import FixPlan
+
+MAX_PASSES = 8
+
+
+@dataclass
+class FixResult:
+    source: str
+    applied: int  # findings of the original text that are gone from the result
+    remaining: List[Finding] = field(default_factory=list)
+    before: List[Finding] = field(default_factory=list)
+
+
+def fixable(findings: Sequence[Finding], unsafe: bool) -> List[Finding]:
+    return [f for f in findings if isinstance(f.plan, FixPlan) and (f.plan.safe or unsafe)]
+
+
+def fix_source(
+    source: Union[str, bytes], path: str = "<string>", unsafe: bool = False, settings: Optional[Settings] = None
+) -> FixResult:
+    """Fix every fixable finding of `source`; the result parses and no longer has any finding it fixed."""
+    settings = settings or Settings()
+    text = source if isinstance(source, str) else source.decode("utf-8")
+    first = analyse_source(text, path, settings)
+    before = first.findings
+    current, parsed = text, first
+    attempted = set()
+    for _ in range(MAX_PASSES):
+        todo = fixable(parsed.findings, unsafe)
+        keys = {_key(f) for f in todo}
+        if not todo or keys & attempted:
+            break  # nothing left, or a fix did not take: stop rather than loop
+        attempted |= keys
+        new_text = apply_plans(parsed.module, _non_conflicting(todo))
+        if new_text == current:
+            break
+        parse(new_text)  # raises InputError if the result does not parse: never written
+        current = new_text
+        parsed = analyse_source(current, path, settings)
+    remaining = parsed.findings
+    still = {_key(f) for f in remaining}
+    applied = sum(1 for f in before if _key(f) not in still)
+    return FixResult(current, applied, remaining, before)
+
+
+def _key(finding: Finding) -> Tuple[str, str]:
+    node = finding.hit.node if finding.hit is not None else None
+    text = cst.Module(body=[]).code_for_node(node).strip() if node is not None else str(finding.line)
+    return finding.code, text
+
+
+def _non_conflicting(findings: Sequence[Finding]) -> List[FixPlan]:
+    chosen: List[FixPlan] = []
+    spans: Dict[int, List[Tuple[int, int]]] = {}
+    seen_holders = set()
+    for finding in findings:
+        plan: FixPlan = finding.plan
+        if id(plan.holder_statement) in seen_holders:
+            continue
+        body = list(plan.block_owner.body)
+        start = min(_index(body, s) for s in plan.moved)
+        end = _index(body, plan.anchor)
+        owned = spans.setdefault(id(plan.block_owner), [])
+        if any(not (end < a or start > b) for a, b in owned):
+            continue  # overlaps a move already chosen in this block: next pass
+        owned.append((start, end))
+        seen_holders.add(id(plan.holder_statement))
+        chosen.append(plan)
+    return chosen
+
+
+def _index(body, node) -> int:
+    return next(i for i, s in enumerate(body) if s is node)
+
+
+class _Mover(cst.CSTTransformer):
+    def __init__(self, plans: Sequence[FixPlan]) -> None:
+        self.by_owner: Dict[int, List[FixPlan]] = {}
+        for plan in plans:
+            self.by_owner.setdefault(id(plan.block_owner), []).append(plan)
+
+    def _rebuild(self, original, updated):
+        plans = self.by_owner.get(id(original))
+        if not plans:
+            return updated
+        original_body = list(original.body)
+        statements = list(updated.body)
+        order = list(range(len(original_body)))
+        for plan in plans:
+            moved = [_index(original_body, s) for s in plan.moved]
+            if plan.retarget is not None:
+                statements[moved[0]] = statements[moved[0]].visit(_Rename(*plan.retarget))
+            order = [i for i in order if i not in moved]
+            position = order.index(_index(original_body, plan.anchor)) + 1
+            order[position:position] = moved
+        return updated.with_changes(body=[statements[i] for i in order])
+
+    def leave_Module(self, original, updated):
+        return self._rebuild(original, updated)
+
+    def leave_IndentedBlock(self, original, updated):
+        return self._rebuild(original, updated)
+
+
+class _Rename(cst.CSTTransformer):
+    """Points `model.parameters()` at the wrapper's name; keyword names and attributes are left alone."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.new) if original.value == self.old else updated
+
+
+def apply_plans(module: cst.Module, plans: Sequence[FixPlan]) -> str:
+    return module.visit(_Mover(plans)).code

@@ -1,0 +1,234 @@
+"""Turns a holder finding into a statement move inside one block, or a one-line reason why not."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from ..analysis.events import PlacementEvent
+from ..analysis.names import dotted_name
+from ..analysis.stories import HolderStory
+from .statements import key_of, reads_and_binds
+
+# Statements built on the optimizer that move with it (DESIGN §2): schedulers, EMA, scalers, state loads.
+_DEPENDENT_CALL_WORDS = ("lr_scheduler", "Scheduler", "LR", "Warmup", "Ema", "EMA", "AveragedModel", "GradScaler", "SWALR")
+_DEPENDENT_METHODS = frozenset({"load_state_dict", "add_param_group", "zero_grad"})
+
+
+@dataclass
+class FixPlan:
+    """Move `moved` (statements of `block_owner`'s body, in order) to just after `anchor`."""
+
+    block_owner: cst.CSTNode  # cst.Module or cst.IndentedBlock
+    moved: Tuple[cst.BaseStatement, ...]
+    anchor: cst.BaseStatement
+    safe: bool
+    description: str
+    retarget: Optional[Tuple[str, str]] = None  # (old name, new name) inside the moved holder statement
+    holder_statement: Optional[cst.BaseStatement] = None
+
+
+@dataclass
+class Refusal:
+    reason: str
+
+
+def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int]) -> object:
+    holder = story.holder
+    placements = [step.placement for step in story.steps]
+    if not placements:
+        return Refusal("nothing to move after")
+    target = max(placements, key=lambda p: p.site.order)
+    h_chain, p_chain = holder.site.chain, target.site.chain
+    if not h_chain or not isinstance(h_chain[-1], cst.SimpleStatementLine):
+        return Refusal("the optimizer is built inside a compound statement's header")
+    if target.site.via is not None and len(p_chain) == 0:
+        return Refusal("the placement happens in another function")
+    if h_chain[0] is not p_chain[0] and isinstance(h_chain[0], cst.FunctionDef) and isinstance(p_chain[0], cst.FunctionDef):
+        return Refusal(
+            f"the placement is in another method (`{p_chain[0].name.value}()`, line {line_of(target.site.node)}); "
+            f"move the optimizer there by hand"
+        )
+    depth = len(h_chain) - 1
+    if p_chain[:depth] != h_chain[:depth] or len(p_chain) <= depth:
+        return Refusal(
+            f"the placement on line {line_of(target.site.node)} is in a different block than the optimizer "
+            f"(another function, branch or loop body)"
+        )
+    anchor = p_chain[depth]
+    if anchor is h_chain[-1]:
+        return Refusal("the optimizer and the placement are in the same statement")
+    if any(isinstance(s, (cst.For, cst.While)) for s in p_chain[depth:-1]) or isinstance(anchor, (cst.For, cst.While)):
+        return Refusal(f"the placement on line {line_of(target.site.node)} is inside a loop body")
+    owner, body = _block_of(root, h_chain)
+    if owner is None:
+        return Refusal("could not locate the block that holds the optimizer")
+    index_h = _index(body, h_chain[-1])
+    index_a = _index(body, anchor)
+    if index_h is None or index_a is None or index_a <= index_h:
+        return Refusal("the placement does not come after the optimizer in the same block")
+
+    holder_statement = h_chain[-1]
+    holder_keys = {holder.var} if holder.var else set()
+    model_roots = {key_of(m.text) for m in holder.models}
+    placement_statements = _placement_statements(placements, body, index_h, index_a)
+    between = list(body[index_h + 1 : index_a + 1])
+    moved: List[cst.BaseStatement] = [holder_statement]
+    moved_reads, moved_binds = reads_and_binds(holder_statement)
+    moving_keys = set(holder_keys) | moved_binds
+    for statement in between[:-1]:
+        reads, binds = reads_and_binds(statement)
+        if not reads & moving_keys:
+            continue
+        if statement in placement_statements:
+            return Refusal(f"line {line_of(statement)} moves the model and also reads the optimizer")
+        if not _is_dependent(statement, moving_keys):
+            return Refusal(
+                f"line {line_of(statement)} reads `{sorted(reads & moving_keys)[0]}` and cannot move with it"
+            )
+        moved.append(statement)
+        moved_reads |= reads
+        moving_keys |= binds
+    anchor_reads, _ = reads_and_binds(anchor)
+    if anchor_reads & moving_keys:
+        return Refusal(f"line {line_of(anchor)} reads `{sorted(anchor_reads & moving_keys)[0]}` together with the placement")
+    retarget = None
+    new_name = _new_wrapper_name(target, anchor, model_roots)
+    for statement in between:
+        if statement in moved:
+            continue
+        _, binds = reads_and_binds(statement)
+        clash = (binds & moved_reads) - holder_keys
+        if not clash:
+            continue
+        if statement in placement_statements and clash <= model_roots:
+            if "named_parameters" in cst.Module(body=[]).code_for_node(holder_statement) and _is_sync_wrap(placements, statement):
+                return Refusal(
+                    f"parameter groups use named_parameters() and line {line_of(statement)} wraps the model, which "
+                    f"renames its parameters (`module.` prefix); rebuild the groups by hand"
+                )
+            continue  # same-name rebinding of the model by its own placement: nothing to rename
+        return Refusal(f"a moved statement reads `{sorted(clash)[0]}`, which line {line_of(statement)} rebinds")
+    if target.kind == cat.REPLACE:
+        stale = _param_variables(holder_statement, story)
+        if stale:
+            return Refusal(
+                f"the optimizer takes `{stale}`, built before line {line_of(target.site.node)} from parameters it "
+                f"replaces; rebuild that list after the replacement"
+            )
+        if new_name is not None:
+            if len(model_roots) != 1 or "." in next(iter(model_roots)):
+                return Refusal("the wrapper gets a new name and the optimizer's model is not a plain name to retarget")
+            retarget = (next(iter(model_roots)), new_name)
+    safe = holder.kind not in (cat.FACTORY,) and holder.var is not None and "." not in holder.var
+    safe = safe and all(isinstance(s, cst.SimpleStatementLine) for s in moved) and not _calls_self_methods(between, moved)
+    after = line_of(anchor)
+    what = "optimizer" if len(moved) == 1 else f"optimizer and {len(moved) - 1} dependent statement(s)"
+    description = f"move the {what} after line {after}"
+    if retarget:
+        description += f", building it on `{retarget[1]}`"
+    return FixPlan(owner, tuple(moved), anchor, safe, description, retarget, holder_statement)
+
+
+def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):
+    if len(chain) == 1:
+        return root, list(root.body)
+    parent = chain[-2]
+    for suite in _suites(parent):
+        if isinstance(suite, cst.IndentedBlock) and any(s is chain[-1] for s in suite.body):
+            return suite, list(suite.body)
+    return None, []
+
+
+def _suites(statement: cst.CSTNode):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):
+        yield orelse.body
+        orelse = orelse.orelse
+    if orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+        yield orelse.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+
+
+def _index(body: Sequence[cst.CSTNode], node: cst.CSTNode) -> Optional[int]:
+    return next((i for i, s in enumerate(body) if s is node), None)
+
+
+def _placement_statements(placements: List[PlacementEvent], body, start: int, end: int) -> Set[cst.CSTNode]:
+    found = set()
+    for placement in placements:
+        for statement in placement.site.chain:
+            if any(statement is s for s in body[start + 1 : end + 1]):
+                found.add(statement)
+    return found
+
+
+def _is_dependent(statement: cst.BaseStatement, keys: Set[str]) -> bool:
+    """A scheduler/EMA/scaler built on the optimizer, or a state load on it (possibly under an `if`)."""
+    if isinstance(statement, cst.If):
+        bodies = [statement.body] + ([statement.orelse.body] if isinstance(statement.orelse, cst.Else) else [])
+        inner = [s for b in bodies if isinstance(b, cst.IndentedBlock) for s in b.body]
+        return bool(inner) and all(_is_dependent(s, keys) for s in inner)
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr, cst.AnnAssign)) else None
+        if not isinstance(value, cst.Call):
+            return False
+        callee = dotted_name(value.func) or ""
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _DEPENDENT_METHODS:
+            receiver = dotted_name(value.func.value)
+            if receiver is not None and key_of(receiver) in keys:
+                continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and any(word in callee for word in _DEPENDENT_CALL_WORDS):
+            continue
+        return False
+    return True
+
+
+def _new_wrapper_name(target: PlacementEvent, anchor: cst.CSTNode, model_roots: Set[str]) -> Optional[str]:
+    statement = target.site.chain[-1]
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            name = dotted_name(small.targets[0].target)
+            if name is not None and name not in model_roots and "." not in name:
+                return name
+    return None
+
+
+def _is_sync_wrap(placements: List[PlacementEvent], statement: cst.CSTNode) -> bool:
+    return any(p.sync_wrapper and any(s is statement for s in p.site.chain) for p in placements)
+
+
+def _param_variables(holder_statement: cst.CSTNode, story: HolderStory) -> Optional[str]:
+    """A variable the holder reads that carries parameters collected earlier (stale after a replacement)."""
+    reads, _ = reads_and_binds(holder_statement)
+    code = cst.Module(body=[]).code_for_node(holder_statement)
+    if ".parameters(" in code or ".named_parameters(" in code:
+        return None
+    models = {key_of(m.text) for m in story.holder.models}
+    candidates = sorted(reads - models - {story.holder.var or ""})
+    for name in candidates:
+        if name and name[0].islower() and ("param" in name or "group" in name):
+            return name
+    return None
+
+
+def _calls_self_methods(between: Sequence[cst.CSTNode], moved: Sequence[cst.CSTNode]) -> bool:
+    for statement in between:
+        if statement in moved:
+            continue
+        if "self." in cst.Module(body=[]).code_for_node(statement) and "(" in cst.Module(body=[]).code_for_node(statement):
+            return True
+    return False

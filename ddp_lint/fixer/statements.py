@@ -1,0 +1,83 @@
+"""Which names a statement reads and binds, keyed the way the analysis keys handles (`x`, `self.x`)."""
+from __future__ import annotations
+
+from typing import Set, Tuple
+
+import libcst as cst
+
+from ..analysis.names import dotted_name
+
+
+def key_of(dotted: str) -> str:
+    parts = dotted.split(".")
+    return ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 1 else parts[0]
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.reads: Set[str] = set()
+        self.binds: Set[str] = set()
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+        else:
+            dotted = dotted_name(target)
+            if dotted is not None and (dotted.count(".") == 0 or (dotted.startswith("self.") and dotted.count(".") == 1)):
+                self.binds.add(dotted)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            dotted = dotted_name(node.name)
+            if dotted:
+                self.binds.add(dotted.split(".")[0])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.binds.add(node.name.value)
+        return False  # its body runs later, not here
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.binds.add(node.name.value)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # the keyword itself is not a name this code reads
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        dotted = dotted_name(node)
+        if dotted is not None:
+            self.reads.add(key_of(dotted))
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads.add(node.value)
+
+
+def reads_and_binds(node: cst.CSTNode) -> Tuple[Set[str], Set[str]]:
+    collector = _Collector()
+    node.visit(collector)
+    return collector.reads, collector.binds

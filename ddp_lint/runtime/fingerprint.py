@@ -1,0 +1,57 @@
+"""Cheap and exact fingerprints of parameters: float sums for display and cross-rank checks, bit hashes for equality."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, Iterable, List
+
+import torch
+
+_MASK64 = (1 << 64) - 1
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def is_dtensor(tensor: Any) -> bool:
+    module = sys.modules.get("torch.distributed.tensor")
+    dtensor = getattr(module, "DTensor", None) if module is not None else None
+    return dtensor is not None and isinstance(tensor, dtensor)
+
+
+def local_tensor(tensor: torch.Tensor) -> torch.Tensor:
+    """This rank's shard of a DTensor (summing a DTensor would start a collective), else the tensor."""
+    tensor = tensor.detach()
+    return tensor.to_local() if is_dtensor(tensor) else tensor
+
+
+def float_sum(tensor: torch.Tensor) -> float:
+    local = local_tensor(tensor)
+    if local.device.type == "meta" or local.numel() == 0:
+        return 0.0
+    return float(local.double().sum())
+
+
+def bit_hash(tensor: torch.Tensor) -> int:
+    """A position-weighted sum of the raw bits: equal hashes mean equal tensors in practice."""
+    local = local_tensor(tensor)
+    if local.device.type == "meta" or local.numel() == 0:
+        return 0
+    view = _INT_VIEW.get(local.element_size())
+    if view is None:
+        return 0
+    ints = local.contiguous().view(-1).view(view).to(torch.int64)
+    # Odd multiplier and offset keep a swap of two elements from cancelling out.
+    weights = torch.arange(1, ints.numel() + 1, dtype=torch.int64, device=ints.device)
+    weights = weights * 0x9E3779B1 + 0x7F4A7C15
+    return int((ints * weights).sum()) & _MASK64
+
+
+def fingerprint(params: Iterable[torch.Tensor]) -> Dict[str, object]:
+    """Sum, combined hash and per-parameter hashes of `params`, in their given order."""
+    hashes: List[int] = []
+    total = 0.0
+    for p in params:
+        total += float_sum(p)
+        hashes.append(bit_hash(p))
+    combined = 0
+    for index, h in enumerate(hashes):
+        combined = (combined * 1000003 + h + index) & _MASK64
+    return {"sum": total, "hash": f"{combined:016x}", "hashes": [f"{h:016x}" for h in hashes]}
