@@ -122,8 +122,12 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
     hits: List[RuleHit] = []
     for scope in analysis.scopes:
         stories = list(holder_stories(scope))
-        for code in codes:
-            hits.extend(RULES[code].check(scope, stories, line_of))
+        scope_hits = [hit for code in codes for hit in RULES[code].check(scope, stories, line_of)]
+        by_story = {(id(h.story), h.code) for h in scope_hits if h.story is not None}
+        hits.extend(
+            h for h in scope_hits
+            if h.story is None or not any((id(h.story), c) in by_story for c in RULES[h.code].superseded_by)
+        )
     if not hits:
         return []
     lines = text.splitlines()

@@ -78,7 +78,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
-    summary = HelperSummary(name, param_names=param_names)
+    summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls))
     for event in walker.scope.of_type(PlacementEvent):
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):

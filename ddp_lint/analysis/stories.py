@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional
 
+import libcst as cst
+
 from .. import catalog as cat
 from .events import (
     DiscardedWrapperEvent,
@@ -63,13 +65,10 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     placed_before = {event.kind for event in earlier if event.kind in (cat.MOVE, cat.CAST)}
     dtensor = any(event.label in cat.DTENSOR_PLACEMENTS for event in earlier)
     story = HolderStory(holder, scope, later_events=list(events[index + 1 :]))
-    state: Optional[StateEvent] = None
-    stepped: Optional[StateEvent] = None
+    states: List[StateEvent] = []
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:
-            state = state or event
-            if event.method == "step":
-                stepped = stepped or event
+            states.append(event)
         elif isinstance(event, ManagedEvent) and holder in event.holders:
             break  # handed to a framework that remaps it
         elif isinstance(event, RebindEvent) and event.old is holder:
@@ -83,8 +82,18 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # the model was already there; this is a round trip, not the first move
             if dtensor and event.label in cat.SWAPPED_AFTER_DTENSOR:
                 continue
+            # A class's methods do not run in source order: only state given in the holder's own
+            # function, or earlier in the placement's function, is known to come first.
+            known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))]
+            state = known[0] if known else None
+            stepped = next((s for s in known if s.method == "step"), None)
             story.steps.append(Step(event, state, stepped))
     return story
+
+
+def _root(site):
+    first = site.chain[0] if site.chain else None
+    return first if isinstance(first, cst.FunctionDef) else None
 
 
 def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:

@@ -49,6 +49,7 @@ class HelperSummary:
     holder: Optional[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool]] = None
     returns_param: Optional[int] = None
     param_names: Tuple[str, ...] = ()
+    state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
 
 
 @dataclass
@@ -94,6 +95,7 @@ class ScopeWalker:
         self.env: Dict[str, Binding] = {}
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
+        self.state_calls: List[Tuple[str, str]] = []
         self.order = count()
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._branches: Tuple[Tuple[int, int], ...] = ()
@@ -425,6 +427,8 @@ class ScopeWalker:
         if method in cat.STATE_METHODS and receiver.holder is not None:
             self._emit(StateEvent(self._site(call), receiver.holder, method))
             return _EMPTY
+        if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
+            self.state_calls.append((handle.text, method))  # a method's effect on `self.optimizer`, for its callers
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:
@@ -474,6 +478,11 @@ class ScopeWalker:
             return None
 
         via = f"{summary.name}()"
+        if dotted.startswith("self."):
+            for key, method in summary.state_calls:
+                binding = self.env.get(key)
+                if binding is not None and binding.holder is not None:
+                    self._emit(StateEvent(self._site(call, via=via), binding.holder, method))
         for origin, sub, event in summary.placements:
             handle = actual(origin, sub)
             if handle is not None:

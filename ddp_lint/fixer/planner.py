@@ -76,41 +76,36 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     placement_statements = _placement_statements(placements, body, index_h, index_a)
     between = list(body[index_h + 1 : index_a + 1])
     moved: List[cst.BaseStatement] = [holder_statement]
-    moved_reads, moved_binds = reads_and_binds(holder_statement)
+    holder_reads, moved_binds = reads_and_binds(holder_statement)
     moving_keys = set(holder_keys) | moved_binds
+    # Reads of the moved statements that come before each point: a later rebinding changes what they see.
+    reads_so_far = set(holder_reads)
     for statement in between[:-1]:
         reads, binds = reads_and_binds(statement)
-        if not reads & moving_keys:
+        if reads & moving_keys:
+            if statement in placement_statements:
+                return Refusal(f"line {line_of(statement)} moves the model and also reads the optimizer")
+            if not _is_dependent(statement, moving_keys):
+                return Refusal(
+                    f"line {line_of(statement)} reads `{sorted(reads & moving_keys)[0]}` and cannot move with it"
+                )
+            moved.append(statement)
+            reads_so_far |= reads
+            moving_keys |= binds
             continue
-        if statement in placement_statements:
-            return Refusal(f"line {line_of(statement)} moves the model and also reads the optimizer")
-        if not _is_dependent(statement, moving_keys):
-            return Refusal(
-                f"line {line_of(statement)} reads `{sorted(reads & moving_keys)[0]}` and cannot move with it"
-            )
-        moved.append(statement)
-        moved_reads |= reads
-        moving_keys |= binds
-    anchor_reads, _ = reads_and_binds(anchor)
+        refusal = _rebinding_refusal(statement, binds & reads_so_far - holder_keys, model_roots, placements,
+                                     placement_statements, holder_statement, line_of)
+        if refusal is not None:
+            return refusal
+    anchor_reads, anchor_binds = reads_and_binds(anchor)
     if anchor_reads & moving_keys:
         return Refusal(f"line {line_of(anchor)} reads `{sorted(anchor_reads & moving_keys)[0]}` together with the placement")
+    refusal = _rebinding_refusal(anchor, anchor_binds & reads_so_far - holder_keys, model_roots, placements,
+                                 placement_statements | {anchor}, holder_statement, line_of)
+    if refusal is not None:
+        return refusal
     retarget = None
     new_name = _new_wrapper_name(target, anchor, model_roots)
-    for statement in between:
-        if statement in moved:
-            continue
-        _, binds = reads_and_binds(statement)
-        clash = (binds & moved_reads) - holder_keys
-        if not clash:
-            continue
-        if statement in placement_statements and clash <= model_roots:
-            if "named_parameters" in cst.Module(body=[]).code_for_node(holder_statement) and _is_sync_wrap(placements, statement):
-                return Refusal(
-                    f"parameter groups use named_parameters() and line {line_of(statement)} wraps the model, which "
-                    f"renames its parameters (`module.` prefix); rebuild the groups by hand"
-                )
-            continue  # same-name rebinding of the model by its own placement: nothing to rename
-        return Refusal(f"a moved statement reads `{sorted(clash)[0]}`, which line {line_of(statement)} rebinds")
     if target.kind == cat.REPLACE:
         stale = _param_variables(holder_statement, story)
         if stale:
@@ -130,6 +125,20 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     if retarget:
         description += f", building it on `{retarget[1]}`"
     return FixPlan(owner, tuple(moved), anchor, safe, description, retarget, holder_statement)
+
+
+def _rebinding_refusal(statement, clash, model_roots, placements, placement_statements, holder_statement, line_of):
+    if not clash:
+        return None
+    if statement in placement_statements and clash <= model_roots:
+        code = cst.Module(body=[]).code_for_node(holder_statement)
+        if "named_parameters" in code and _is_sync_wrap(placements, statement):
+            return Refusal(
+                f"parameter groups use named_parameters() and line {line_of(statement)} wraps the model, which "
+                f"renames its parameters (`module.` prefix); rebuild the groups by hand"
+            )
+        return None  # same-name rebinding of the model by its own placement: nothing to rename
+    return Refusal(f"a moved statement reads `{sorted(clash)[0]}`, which line {line_of(statement)} rebinds")
 
 
 def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):

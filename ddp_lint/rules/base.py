@@ -44,6 +44,8 @@ class Rule:
     severity: ClassVar[str]
     VALID: ClassVar[Sequence[str]] = ()
     INVALID: ClassVar[Sequence[str]] = ()
+    # Codes that say more about the same holder: when one of them fires, this rule stays quiet.
+    superseded_by: ClassVar[Sequence[str]] = ()
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         raise NotImplementedError

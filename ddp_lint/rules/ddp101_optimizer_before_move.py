@@ -37,6 +37,7 @@ class OptimizerBeforeMove(HolderRule):
     code = "DDP101"
     name = "optimizer-before-move"
     severity = WARNING
+    superseded_by = ("DDP002",)  # a later step knows the optimizer has state: the crash is the story
     VALID = (
         "import torch\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n    x = x.to(device)\n",

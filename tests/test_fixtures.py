@@ -1,0 +1,79 @@
+"""End-to-end fixtures: `fixtures/<CODE>/*.py` carry their expected findings as `# expect:` comments
+(bugbear style); a `*.fixed.py` beside a case is the exact expected `--fix --unsafe-fixes` output;
+`fixtures/refusals/*.py` name the refusal they expect in a `# refusal:` comment and must stay unchanged.
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+from ddp_lint.engine import could_match, lint_source
+from ddp_lint.fixer import fix_source
+from ddp_lint.fixer.apply import fixable
+from ddp_lint.settings import Selection, Settings
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+ALL = Settings(Selection(select=("ALL",)))
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+CASES = sorted(p for p in ROOT.rglob("*.py") if not p.name.endswith(".fixed.py"))
+FIXED = sorted(p for p in CASES if p.with_name(p.stem + ".fixed.py").exists())
+REFUSALS = sorted((ROOT / "refusals").glob("*.py"))
+
+
+def expected(path: Path):
+    found = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            found.update((number, code.strip()) for code in match.group(1).split(",") if code.strip())
+    return found
+
+
+def case_id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_findings_match_expect_comments(path):
+    source = path.read_text(encoding="utf-8")
+    actual = {(f.line, f.code) for f in lint_source(source, str(path), ALL)}
+    assert actual == expected(path)
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if expected(p)], ids=case_id)
+def test_prefilter_never_rejects_a_file_with_findings(path):
+    assert could_match(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", FIXED, ids=case_id)
+def test_fix_output_matches_fixed_file(path):
+    result = fix_source(path.read_text(encoding="utf-8"), str(path), unsafe=True, settings=ALL)
+    assert result.source == path.with_name(path.stem + ".fixed.py").read_text(encoding="utf-8")
+    assert result.applied >= 1
+    assert fixable(result.remaining, unsafe=True) == []
+
+
+@pytest.mark.parametrize("path", REFUSALS, ids=case_id)
+def test_refusal_reason_is_reported_and_file_left_alone(path):
+    source = path.read_text(encoding="utf-8")
+    reason = re.search(r"# refusal: (.+)", source).group(1).strip()
+    findings = lint_source(source, str(path), ALL)
+    assert findings and all(f.fix is not None and f.fix["available"] is False for f in findings)
+    assert any(reason in f.fix["reason"] and reason in f.message for f in findings)
+    result = fix_source(source, str(path), unsafe=True, settings=ALL)
+    assert result.source == source and result.applied == 0
+
+
+def test_every_rule_has_a_fixture_folder():
+    from ddp_lint.rules import RULES
+
+    for code in RULES:
+        assert any((ROOT / code).glob("*.py")), code
+
+
+def test_realistic_corpus_is_large_and_has_hard_negatives():
+    corpus = sorted((ROOT / "realistic").glob("*.py"))
+    negatives = [p for p in corpus if not expected(p)]
+    assert len(corpus) >= 60
+    assert len(negatives) * 3 >= len(corpus)
