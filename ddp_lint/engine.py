@@ -95,10 +95,23 @@ def parse(text: str) -> cst.Module:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        raise InputError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {message}") from None
+        raise InputError(_syntax_message(text, exc)) from None
     except (RecursionError, MemoryError):
         raise InputError("file too deeply nested to parse") from None
+
+
+def _syntax_message(text: str, error: cst.ParserSyntaxError) -> str:
+    """CPython's own wording and position where it has one; LibCST's otherwise."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return f"syntax error at line {exc.lineno}, column {exc.offset or 1}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    first = str(error.message).splitlines()[0] if error.message else "invalid syntax"
+    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {first}"
 
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -> List[Finding]:

@@ -24,7 +24,10 @@ def decode(raw: bytes) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
-        raise InputError(f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+        reason = str(exc.msg if getattr(exc, "msg", None) else exc)
+        if "invalid or missing encoding declaration" not in reason:
+            raise InputError(f"bad encoding declaration: {reason}") from None
+        encoding = "utf-8"  # no cookie and bytes that are not UTF-8: say so below
     bom = raw.startswith(b"\xef\xbb\xbf")
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     body = raw[3:] if bom else raw

@@ -126,3 +126,26 @@ def any_nonzero_grad(params: Iterable[torch.Tensor]) -> bool:
         if p.grad is not None and bool(local_tensor(p.grad).ne(0).any()):
             return True
     return False
+
+
+def replica_disagreement(params: Sequence[torch.Tensor], device: torch.device,
+                         group: Any = None) -> Optional[Tuple[int, int]]:
+    """I6: how many of `params` differ across ranks, as (differing, total); None if ranks hold different counts.
+
+    Collective: every rank must call it at the same step with its own replicated parameters.
+    """
+    import torch.distributed as dist
+
+    from .fingerprint import float_sum
+
+    n = len(params)
+    counts = torch.tensor([float(n), float(-n)], dtype=torch.float64, device=device)
+    dist.all_reduce(counts, op=dist.ReduceOp.MAX, group=group)
+    # Every rank sees the same max and min, so every rank takes the same branch here.
+    if counts[0].item() != -counts[1].item():
+        return None
+    sums = torch.tensor([float_sum(p) for p in params], dtype=torch.float64, device=device)
+    both = torch.cat([sums, -sums])
+    dist.all_reduce(both, op=dist.ReduceOp.MAX, group=group)
+    differ = int((both[:n] != -both[n:]).sum().item())
+    return differ, n

@@ -533,12 +533,12 @@ class Monitor:
             record = self.registry.add_optimizer(opt, None)
             self._outer.append(weakref.ref(record))
         if record.parent is not None:
-            if getattr(record.parent, "checking", False):
+            if record.parent.checking:
                 self._check_state(opt, record, record.parent.steps)
             return
         record.steps += 1
         self._in_step = record
-        record.since_total = getattr(record, "last_total", 0)
+        record.since_total = record.last_total
         if self.config.trace and not self._initial_written:
             self._write_initial(record)
         record.checking = record.dirty or self.config.is_check_step(record.steps)
@@ -550,7 +550,7 @@ class Monitor:
         if record is None or record.parent is not None:
             return
         self._in_step = None
-        if getattr(record, "checking", False):
+        if record.checking:
             self._check_after_step(opt, record)
             record.checking = False
             record.dirty = False
@@ -630,7 +630,7 @@ class Monitor:
             changed = any(float_sum(p) != before for p, before in sums)
             if not changed and inv.all_lr_positive(opt) and inv.any_nonzero_grad([p for p, _ in sums]):
                 record.unchanged_checks += 1
-                if record.unchanged_checks >= 2:
+                if record.unchanged_checks == 2:
                     params = [p for p, _ in sums]
                     self._emit(diagnose.no_effect(
                         record, self.registry.events_for(params), record.unchanged_checks, record.steps))

@@ -29,6 +29,11 @@ class OptimizerRecord:
     parent: Optional["OptimizerRecord"] = None
     zero: Optional[ZeroInfo] = None
     dirty: bool = True
+    # Whether the step now running gets the full checks, and the monitor's total step count
+    # after this optimizer's previous step (forward roots older than that are not its own).
+    checking: bool = False
+    last_total: int = 0
+    since_total: int = 0
     unchanged_checks: int = 0
     pre_step_sums: Optional[List[Tuple[torch.Tensor, float]]] = None
 

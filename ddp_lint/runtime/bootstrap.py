@@ -1,0 +1,98 @@
+"""Entry point of every monitored rank: install the monitor, then run the user's script as `__main__`.
+
+torchrun starts it as `-m ddp_lint.runtime.bootstrap SCRIPT ARGS...`; the single-process launcher
+starts it the same way without torchrun. Settings arrive in the DDP_LINT_MONITOR env variable.
+"""
+from __future__ import annotations
+
+import os
+import random
+import runpy
+import sys
+from typing import List, Optional
+
+from .config import MonitorConfig
+from .records import RankRecorder
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1  # SystemExit("message") prints the message and exits 1
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _close_process_group() -> None:
+    # Stopping at --max-steps leaves the script's process group open; close it so torch does
+    # not warn about a leaked group at exit.
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception:
+        pass
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print("usage: python -m ddp_lint.runtime.bootstrap SCRIPT [ARGS...]", file=sys.stderr)
+        return 2
+    script, script_args = argv[0], argv[1:]
+    config = MonitorConfig.from_env()
+    rank = int(os.environ.get("RANK", "0"))
+    recorder = RankRecorder(config.out_dir, rank) if config.out_dir else None
+
+    from .monitor import Monitor, StepLimitReached
+
+    if config.seed is not None:
+        _seed_everything(config.seed)
+    monitor = Monitor(config, recorder).install()
+
+    sys.argv = [script, *script_args]
+    script_dir = os.path.dirname(os.path.abspath(script))
+    sys.path[0:1] = [script_dir, *config.extra_sys_path]
+
+    exit_code, error, stopped = 0, None, False
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except StepLimitReached:
+        stopped = True
+        _close_process_group()
+    except SystemExit as exc:
+        exit_code = _exit_code(exc.code)
+        if exit_code:
+            error = f"SystemExit({exc.code!r})"
+            monitor.finish(exit_code, error)
+            raise
+    except BaseException as exc:
+        exit_code, error = 1, _first_line(exc)
+        monitor.finish(exit_code, error)
+        raise
+    monitor.finish(exit_code, error, stopped)
+    if recorder is not None:
+        recorder.close()
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""Start a monitored script (through torchrun, or directly for one process), bound it by a timeout, clean up.
+
+torchrun puts each worker in its own session, so killing torchrun's process group does not reach
+the workers. On a timeout the launcher therefore collects the whole process tree first, asks
+torchrun to stop, and then kills every process of the tree and their groups.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Deque, Dict, List, Optional, TextIO
+
+from .config import MonitorConfig
+from .records import read_records
+
+# The directory that holds the `ddp_lint` package, put first on the ranks' PYTHONPATH so they
+# import the same ddp_lint as the parent, installed or not.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT_EXIT_CODE = 124
+_GRACE_SECONDS = 5.0
+
+
+@dataclass
+class LaunchSpec:
+    script: str
+    script_args: List[str] = field(default_factory=list)
+    nproc: int = 1
+    launcher: str = "auto"  # "auto" | "torchrun" | "direct"
+    timeout: float = 600.0
+    config: MonitorConfig = field(default_factory=MonitorConfig)
+    python: str = sys.executable
+    echo: Optional[TextIO] = None  # where the script's output is copied as it runs
+    tail_lines: int = 40
+
+    def uses_torchrun(self) -> bool:
+        return self.launcher == "torchrun" or (self.launcher == "auto" and self.nproc > 1)
+
+
+@dataclass
+class LaunchResult:
+    exit_code: int
+    timed_out: bool
+    duration: float
+    output_tail: List[str]
+    records: Dict[int, List[Dict[str, object]]]
+    command: List[str]
+    killed: List[int] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def build_command(spec: LaunchSpec) -> List[str]:
+    bootstrap = ["-m", "ddp_lint.runtime.bootstrap", spec.script, *spec.script_args]
+    if not spec.uses_torchrun():
+        return [spec.python, *bootstrap]
+    return [
+        spec.python, "-m", "torch.distributed.run",
+        "--standalone",  # c10d rendezvous on a free local port: parallel runs do not collide
+        "--nproc-per-node", str(spec.nproc),
+        "--max-restarts", "0",
+        *bootstrap,
+    ]
+
+
+def build_env(spec: LaunchSpec, out_dir: str, base: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    config = MonitorConfig(**{**spec.config.__dict__, "out_dir": out_dir})
+    env["DDP_LINT_MONITOR"] = config.to_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    # torchrun warns and sets 1 itself when this is unset; setting it keeps the output clean.
+    env.setdefault("OMP_NUM_THREADS", "1")
+    if not spec.uses_torchrun():
+        # What torchrun would give a single worker, so env:// process groups work without it.
+        env.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1",
+                   GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    return env
+
+
+def _children_map() -> Dict[int, List[int]]:
+    children: Dict[int, List[int]] = collections.defaultdict(list)
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return children
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces or parentheses; split after the last ')'.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1:
+            children[int(fields[1])].append(int(name))
+    return children
+
+
+def process_tree(pid: int) -> List[int]:
+    """All descendants of `pid` (Linux /proc; empty elsewhere)."""
+    children = _children_map()
+    out: List[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            stat = handle.read()
+        return stat[stat.rfind(")") + 2:].split()[0] != "Z"
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _signal(pid: int, sig: int, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (OSError, ProcessLookupError):
+        pass
+
+
+def terminate_tree(proc: "subprocess.Popen[bytes]") -> List[int]:
+    """Stop `proc` and every descendant, politely first; returns the pids that were signalled."""
+    tree = process_tree(proc.pid)
+    _signal(proc.pid, signal.SIGTERM, group=True)
+    for pid in tree:
+        _signal(pid, signal.SIGTERM, group=False)
+    deadline = time.monotonic() + _GRACE_SECONDS
+    while time.monotonic() < deadline and (proc.poll() is None or any(is_alive(p) for p in tree)):
+        time.sleep(0.1)
+    tree = sorted(set(tree) | set(process_tree(proc.pid)))
+    _signal(proc.pid, signal.SIGKILL, group=True)
+    for pid in tree:
+        # Workers lead their own sessions (torchrun starts them so); their groups hold their children.
+        _signal(pid, signal.SIGKILL, group=True)
+        _signal(pid, signal.SIGKILL, group=False)
+    try:
+        proc.wait(timeout=_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    return [proc.pid, *tree]
+
+
+def _pump(stream: "TextIO", tail: Deque[str], echo: Optional[TextIO]) -> None:
+    for raw in iter(stream.readline, ""):
+        line = raw.rstrip("\n")
+        tail.append(line)
+        if echo is not None:
+            try:
+                echo.write(raw)
+                echo.flush()
+            except (OSError, ValueError):
+                echo = None
+
+
+def launch(spec: LaunchSpec) -> LaunchResult:
+    """Run the script under the monitor and collect every rank's records."""
+    command = build_command(spec)
+    tail: Deque[str] = collections.deque(maxlen=spec.tail_lines)
+    with tempfile.TemporaryDirectory(prefix="ddp-lint-run-") as out_dir:
+        env = build_env(spec, out_dir)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=env, start_new_session=True, text=True, encoding="utf-8", errors="replace",
+        )
+        assert proc.stdout is not None
+        reader = threading.Thread(target=_pump, args=(proc.stdout, tail, spec.echo), daemon=True)
+        reader.start()
+        timed_out, killed = False, []
+        try:
+            proc.wait(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            killed = terminate_tree(proc)
+        except BaseException:
+            terminate_tree(proc)
+            raise
+        # A grandchild that outlived its parent can hold the pipe open; do not wait on it forever.
+        reader.join(timeout=_GRACE_SECONDS)
+        exit_code = TIMEOUT_EXIT_CODE if timed_out else (proc.returncode if proc.returncode is not None else 1)
+        if exit_code < 0:
+            exit_code = 128 - exit_code  # killed by a signal: the shell's convention
+        return LaunchResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            duration=time.monotonic() - started,
+            output_tail=list(tail),
+            records=read_records(out_dir),
+            command=command,
+            killed=killed,
+        )

@@ -1,0 +1,211 @@
+"""Merge the ranks' records into one run report, and print it as text or JSON."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional
+
+from .findings import ERROR, WARNING, RuntimeFinding, has_error, merge_findings
+from .launcher import LaunchResult
+from .records import END, FINDING, INITIAL, START, STEP
+
+TAIL_SHOWN = 12
+
+
+@dataclass
+class RankTrace:
+    """What one rank recorded in trace mode: the model before the first step and after each."""
+
+    initial: Optional[Dict[str, object]] = None
+    steps: List[Dict[str, object]] = field(default_factory=list)
+
+    def final(self) -> Optional[Dict[str, object]]:
+        for row in reversed(self.steps):
+            if row.get("fingerprint"):
+                return row["fingerprint"]  # type: ignore[return-value]
+        return None
+
+    def losses(self, optimizer: int = 1) -> List[Optional[float]]:
+        return [row.get("loss") for row in self.steps if row.get("optimizer") == optimizer]  # type: ignore[misc]
+
+    def params_changed(self) -> Optional[tuple]:
+        """(changed, total) parameters between the first and last fingerprint, None if unknown."""
+        final = self.final()
+        if self.initial is None or final is None:
+            return None
+        before, after = self.initial.get("hashes", []), final.get("hashes", [])
+        if len(before) != len(after):  # type: ignore[arg-type]
+            return None
+        changed = sum(1 for a, b in zip(before, after) if a != b)  # type: ignore[arg-type]
+        return changed, len(after)  # type: ignore[arg-type]
+
+
+@dataclass
+class RunReport:
+    script: str
+    nproc: int
+    findings: List[RuntimeFinding]
+    exit_code: int
+    timed_out: bool
+    timeout: float
+    duration: float
+    output_tail: List[str]
+    errors: Dict[int, str]
+    in_step: Dict[int, Dict[str, object]]
+    steps: int
+    unfinished: List[int]
+    traces: Dict[int, RankTrace]
+    killed: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.exit_code != 0
+
+    @property
+    def n_errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    @property
+    def n_warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == WARNING)
+
+    def first_error(self) -> Optional[str]:
+        for rank in sorted(self.errors):
+            return self.errors[rank]
+        return None
+
+
+def display_path(path: str, path_map: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None) -> str:
+    if path_map and path in path_map:
+        return path_map[path]
+    cwd = cwd or os.getcwd()
+    if path.startswith(cwd + os.sep):
+        return os.path.relpath(path, cwd)
+    return path
+
+
+def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
+                 path_map: Optional[Mapping[str, str]] = None) -> RunReport:
+    findings: List[RuntimeFinding] = []
+    errors: Dict[int, str] = {}
+    in_step: Dict[int, Dict[str, object]] = {}
+    traces: Dict[int, RankTrace] = {}
+    started: List[int] = []
+    ended: List[int] = []
+    steps = 0
+    for rank, rows in sorted(result.records.items()):
+        trace = traces.setdefault(rank, RankTrace())
+        for row in rows:
+            kind = row.get("kind")
+            if kind == START:
+                started.append(rank)
+            elif kind == FINDING:
+                finding = RuntimeFinding.from_json(row)
+                finding.path = display_path(finding.path, path_map)
+                for rel in finding.related:
+                    rel.path = display_path(rel.path, path_map)
+                findings.append(finding)
+            elif kind == INITIAL:
+                trace.initial = row.get("fingerprint")  # type: ignore[assignment]
+            elif kind == STEP:
+                trace.steps.append(row)
+            elif kind == END:
+                ended.append(rank)
+                steps = max(steps, int(row.get("total_steps") or 0))  # type: ignore[arg-type]
+                if row.get("error"):
+                    errors[rank] = str(row["error"])
+                if row.get("in_step"):
+                    in_step[rank] = row["in_step"]  # type: ignore[assignment]
+    # A rank that never wrote its closing record crashed hard or was killed; count its steps from
+    # the trace if there is one.
+    for trace in traces.values():
+        if trace.steps:
+            steps = max(steps, len(trace.steps))
+    return RunReport(
+        script=display_path(os.path.abspath(script), path_map),
+        nproc=nproc,
+        findings=merge_findings(findings),
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        timeout=timeout,
+        duration=result.duration,
+        output_tail=result.output_tail,
+        errors=errors,
+        in_step=in_step,
+        steps=steps,
+        unfinished=sorted(set(started) - set(ended)),
+        traces=traces,
+        killed=len(result.killed),
+    )
+
+
+def exit_status(report: RunReport) -> int:
+    """0 clean; 1 when an error-class finding fired or the script failed (never hidden behind a 0)."""
+    return 1 if has_error(report.findings) or report.failed else 0
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def script_status(report: RunReport) -> str:
+    if report.timed_out:
+        return (f"script timed out after {report.timeout:g}s and was stopped "
+                f"({_plural(report.killed, 'process')} signalled)")
+    if not report.failed:
+        return f"script exited 0 after {_plural(report.steps, 'optimizer step')}"
+    text = f"script failed with exit code {report.exit_code}"
+    error = report.first_error()
+    if error:
+        rank = min(report.errors)
+        where = report.in_step.get(rank)
+        during = f" during {where['optimizer']} step {where['step']}" if where else ""
+        text += f" (rank {rank}: {error}{during})"
+    return text
+
+
+def render_finding(finding: RuntimeFinding) -> List[str]:
+    lines = [f"{finding.path}:{finding.line}: {finding.code} [{finding.severity}] {finding.message}"]
+    for rel in finding.related:
+        lines.append(f"    {rel.path}:{rel.line}: {rel.note}")
+    for text in finding.evidence:
+        lines.append(f"    also: {text}")
+    ranks = ", ".join(str(r) for r in finding.ranks)
+    when = f", first at step {finding.step}" if finding.step is not None else ", before any step"
+    lines.append(f"    seen on {'rank' if len(finding.ranks) == 1 else 'ranks'} {ranks}{when}")
+    return lines
+
+
+def render_text(report: RunReport) -> str:
+    lines: List[str] = []
+    for finding in report.findings:
+        lines.extend(render_finding(finding))
+    if report.unfinished and not report.timed_out:
+        lines.append(f"ranks that did not finish: {', '.join(map(str, report.unfinished))}")
+    lines.append(
+        f"ddp-lint run: {_plural(report.n_errors, 'error')}, {_plural(report.n_warnings, 'warning')} "
+        f"in {_plural(report.nproc, 'process')}; {script_status(report)}"
+    )
+    if report.failed and report.output_tail:
+        lines.append("last lines of the script's output:")
+        lines.extend(f"    | {line}" for line in report.output_tail[-TAIL_SHOWN:])
+    return "\n".join(lines) + "\n"
+
+
+def report_json(report: RunReport) -> Dict[str, object]:
+    return {
+        "findings": [f.to_json() for f in report.findings],
+        "script_exit_code": report.exit_code,
+        "timed_out": report.timed_out,
+        "steps": report.steps,
+        "errors": {str(rank): text for rank, text in report.errors.items()},
+        "unfinished_ranks": report.unfinished,
+        "output_tail": report.output_tail[-TAIL_SHOWN:],
+        "duration_s": round(report.duration, 3),
+    }
+
+
+def render_json(report: RunReport) -> str:
+    return json.dumps(report_json(report), indent=2) + "\n"
+

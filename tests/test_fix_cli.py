@@ -1,0 +1,143 @@
+"""`--fix`, `--diff` and stdin: what lands, what is refused, and that files are never damaged."""
+import io
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ddp_lint.cli import main
+
+SEED = """import torch
+
+model = Net()
+# the optimizer
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.cuda()
+train(model, optimizer)
+"""
+FIXED = """import torch
+
+model = Net()
+model.cuda()
+# the optimizer
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train(model, optimizer)
+"""
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_fix_rewrites_and_reports_what_landed(cwd, capsys):
+    (cwd / "s.py").write_text(SEED)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "s.py")
+    assert (cwd / "s.py").read_text() == FIXED
+    assert code == 0 and "(1 fixed)" in out
+    assert run(capsys, "--no-cache", "s.py")[0] == 0
+
+
+def test_exit_non_zero_on_fix(cwd, capsys):
+    (cwd / "s.py").write_text(SEED)
+    assert run(capsys, "--no-cache", "--fix", "--exit-non-zero-on-fix", "s.py")[0] == 1
+
+
+def test_diff_prints_and_writes_nothing(cwd, capsys):
+    (cwd / "s.py").write_text(SEED)
+    code, out, _ = run(capsys, "--no-cache", "--diff", "s.py")
+    assert (cwd / "s.py").read_text() == SEED
+    assert code == 1 and out.startswith("--- a/s.py\n+++ b/s.py\n") and "+model.cuda()" in out
+
+
+def test_stdin_fix_goes_to_stdout(cwd, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(SEED.encode())))
+    code, out, err = run(capsys, "--no-cache", "--fix", "-")
+    assert out == FIXED and code == 0
+
+
+def test_unsafe_fix_needs_the_flag(cwd, capsys):
+    unsafe = SEED.replace("optimizer = torch.optim.SGD(model.parameters(), lr=0.1)", "optimizer = build_optimizer(cfg, model)")
+    (cwd / "u.py").write_text(unsafe)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "u.py")
+    assert (cwd / "u.py").read_text() == unsafe and code == 1
+    code, out, _ = run(capsys, "--no-cache", "--fix", "--unsafe-fixes", "u.py")
+    assert code == 0 and "model.cuda()\n# the optimizer\noptimizer = build_optimizer" in (cwd / "u.py").read_text()
+
+
+def test_noqa_finding_is_neither_reported_nor_fixed(cwd, capsys):
+    text = SEED.replace("lr=0.1)\n", "lr=0.1)  # noqa: DDP101\n")
+    (cwd / "n.py").write_text(text)
+    assert run(capsys, "--no-cache", "--fix", "n.py")[0] == 0
+    assert (cwd / "n.py").read_text() == text
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda s: s.replace("\n", "\r\n").encode(),
+        lambda s: b"\xef\xbb\xbf" + s.encode(),
+        lambda s: ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + s).encode("latin-1"),
+        lambda s: s.rstrip("\n").encode(),
+    ],
+    ids=["crlf", "bom", "latin1-cookie", "no-final-newline"],
+)
+def test_fix_keeps_encoding_bom_line_endings_and_final_newline(cwd, capsys, transform):
+    path = cwd / "e.py"
+    path.write_bytes(transform(SEED))
+    os.chmod(path, 0o751)
+    assert run(capsys, "--no-cache", "--fix", "e.py")[0] == 0
+    assert path.read_bytes() == transform(FIXED)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
+
+
+def test_read_only_file_is_an_error_and_left_intact(cwd, capsys):
+    path = cwd / "r.py"
+    path.write_text(SEED)
+    os.chmod(path, 0o444)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "r.py")
+    assert code == 2 and "r.py: error: file is read-only" in out
+    assert path.read_text() == SEED
+
+
+def test_failed_write_leaves_original_and_no_temporary(cwd, capsys, monkeypatch):
+    path = cwd / "w.py"
+    path.write_text(SEED)
+
+    def refuse(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "w.py")
+    assert code == 2 and "write failed" in out
+    assert path.read_text() == SEED
+    assert sorted(p.name for p in cwd.iterdir()) == ["w.py"]
+
+
+def test_two_concurrent_fix_runs_leave_each_file_old_or_new(tmp_path):
+    for i in range(40):
+        (tmp_path / f"f{i}.py").write_text(SEED)
+    command = [sys.executable, "-m", "ddp_lint", "--no-cache", "--fix", str(tmp_path)]
+    procs = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+    for proc in procs:
+        proc.wait(timeout=120)
+    for i in range(40):
+        assert (tmp_path / f"f{i}.py").read_text() in (SEED, FIXED)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ddp-lint-")]
+
+
+def test_syntax_error_file_is_not_written(cwd, capsys):
+    bad = SEED + "def broken(:\n"
+    (cwd / "b.py").write_text(bad)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "b.py")
+    assert code == 2 and (cwd / "b.py").read_text() == bad
