@@ -499,7 +499,7 @@ class ScopeWalker:
                 return Value(holder=event)
         if summary.returns_param is not None and summary.returns_param < len(positional):
             return Value(handle=positional[summary.returns_param].handle)
-        return Value()
+        return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]

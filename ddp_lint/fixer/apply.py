@@ -37,7 +37,7 @@ def fix_source(
     attempted = set()
     for _ in range(MAX_PASSES):
         todo = fixable(parsed.findings, unsafe)
-        keys = {_key(f) for f in todo}
+        keys = {_attempt(f) for f in todo}
         if not todo or keys & attempted:
             break  # nothing left, or a fix did not take: stop rather than loop
         attempted |= keys
@@ -57,6 +57,12 @@ def _key(finding: Finding) -> Tuple[str, str]:
     node = finding.hit.node if finding.hit is not None else None
     text = cst.Module(body=[]).code_for_node(node).strip() if node is not None else str(finding.line)
     return finding.code, text
+
+
+def _attempt(finding: Finding) -> Tuple[str, str, str]:
+    """A finding and where its fix moves it: the same pair twice means the fix did not take."""
+    anchor = cst.Module(body=[]).code_for_node(finding.plan.anchor).strip()
+    return _key(finding) + (anchor,)
 
 
 def _non_conflicting(findings: Sequence[Finding]) -> List[FixPlan]:

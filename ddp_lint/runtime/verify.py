@@ -1,0 +1,305 @@
+"""`ddp-lint verify`: fix a copy of the script, run both under the monitor, and compare them.
+
+The static engine and fixer are imported lazily: they are the other half of ddp-lint and this
+module only needs their public entry points (`lint_source`, `fix_source`).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import difflib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from .findings import RuntimeFinding
+from .launcher import LaunchSpec, launch
+from .report import RunReport, build_report, display_path, report_json, script_status
+
+NEVER_CHANGED = "model never changed"
+
+
+class VerifyUnavailable(Exception):
+    """The static engine or fixer cannot be imported."""
+
+
+@dataclass
+class StaticFinding:
+    code: str
+    line: int
+    severity: str
+    message: str
+
+    def to_json(self) -> Dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Side:
+    label: str
+    static: List[StaticFinding]
+    report: RunReport
+
+    @property
+    def errors(self) -> List[RuntimeFinding]:
+        return [f for f in self.report.findings if f.is_error]
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors and not self.report.failed and model_status(self.report) != NEVER_CHANGED
+
+
+@dataclass
+class VerifyResult:
+    script: str
+    applied: int
+    diff: List[str]
+    original: Side
+    fixed: Optional[Side]
+    verdict: str
+    equivalent: bool
+    steps: int = 0
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the fixed script (or the original, if nothing needed fixing) runs clean."""
+        side = self.fixed if self.fixed is not None else self.original
+        return 0 if side.clean else 1
+
+
+def _static_tools() -> Tuple[Any, Any]:
+    try:
+        from ddp_lint.engine import lint_source
+        from ddp_lint.fixer import fix_source
+    except ImportError as exc:
+        raise VerifyUnavailable(f"ddp-lint verify needs the static engine and fixer: {exc}") from None
+    return lint_source, fix_source
+
+
+def _static(lint_source: Any, source: str, path: str) -> List[StaticFinding]:
+    found = lint_source(source, path)
+    return sorted(
+        (StaticFinding(f.code, int(f.line), str(getattr(f, "severity", "")), str(f.message)) for f in found),
+        key=lambda f: (f.line, f.code),
+    )
+
+
+def model_status(report: RunReport) -> Optional[str]:
+    """Whether the parameters the model used ever changed, from the ranks' first and last fingerprints."""
+    counts = [t.params_changed() for t in report.traces.values()]
+    counts = [c for c in counts if c is not None]
+    if not counts:
+        return None
+    if all(changed == 0 for changed, _ in counts):
+        return NEVER_CHANGED
+    if any(changed < total for changed, total in counts):
+        worst = min(counts, key=lambda c: c[0] / max(c[1], 1))
+        return f"part of the model never trained ({worst[0]} of {worst[1]} parameters changed)"
+    return "trains"
+
+
+def describe(report: RunReport) -> str:
+    """A few words on how one side ran: its worst finding, whether it crashed, whether it trained."""
+    errors = sorted((f for f in report.findings if f.is_error), key=lambda f: f.code)
+    status = model_status(report)
+    parts: List[str] = []
+    if errors:
+        parts.append(errors[0].outcome or errors[0].code)
+    if report.timed_out:
+        parts.append(f"timed out after {report.timeout:g}s")
+    elif report.failed:
+        where = ""
+        rank = min(report.in_step) if report.in_step else None
+        if rank is not None:
+            where = f" at step {report.in_step[rank]['step']}"
+        error = report.first_error()
+        parts.append(f"crashed{where}" + (f" ({error})" if error else f" (exit code {report.exit_code})"))
+    elif errors:
+        if status and status != "trains":
+            parts.append(status)
+    else:
+        parts.append("trains" if status in (None, "trains") else status)
+        warnings = len(report.findings)
+        parts.append(f"{warnings} finding{'s' if warnings != 1 else ''}")
+    return ", ".join(parts)
+
+
+def _final_hashes(report: RunReport) -> Dict[int, Optional[str]]:
+    out: Dict[int, Optional[str]] = {}
+    for rank, trace in report.traces.items():
+        final = trace.final()
+        out[rank] = str(final["hash"]) if final else None
+    return out
+
+
+def bit_identical(a: RunReport, b: RunReport) -> bool:
+    ha, hb = _final_hashes(a), _final_hashes(b)
+    return bool(ha) and ha == hb and all(h is not None for h in ha.values())
+
+
+def verdict_for(original: Side, fixed: Optional[Side], applied: int, steps: int) -> Tuple[str, bool]:
+    if fixed is None:
+        fixable = "nothing to fix" if not original.static else "no automatic fix for these findings"
+        return f"no fix applied ({fixable}); original: {describe(original.report)}", False
+    if original.clean and fixed.clean and bit_identical(original.report, fixed.report):
+        return f"equivalent: bit-identical parameters after {steps} step{'s' if steps != 1 else ''}", True
+    return f"original: {describe(original.report)}; fixed: {describe(fixed.report)}", False
+
+
+def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyResult:
+    """Fix a copy of `script`, run both under the same monitor settings, and compare."""
+    lint_source, fix_source = _static_tools()
+    script = os.path.abspath(script)
+    with open(script, encoding="utf-8") as handle:
+        source = handle.read()
+    shown = display_path(script)
+    fix = fix_source(source, script, unsafe=True)
+    applied = int(getattr(fix, "applied", 0))
+    fixed_source = str(getattr(fix, "source", source))
+    static_original = _static(lint_source, source, script)
+    workdir = tempfile.mkdtemp(prefix="ddp-lint-verify-")
+    try:
+        fixed_path = os.path.join(workdir, os.path.basename(script))
+        with open(fixed_path, "w", encoding="utf-8") as handle:
+            handle.write(fixed_source)
+        # The fixed copy runs from a temporary folder; the original's folder stays importable.
+        extra = [os.path.dirname(script), *spec.config.extra_sys_path]
+        original_spec = dataclasses.replace(
+            spec, script=script, script_args=list(script_args),
+            config=dataclasses.replace(spec.config, trace=True))
+        fixed_spec = dataclasses.replace(
+            spec, script=fixed_path, script_args=list(script_args),
+            config=dataclasses.replace(spec.config, trace=True, extra_sys_path=extra))
+        run_fixed = applied > 0 and fixed_source != source
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            original_future = pool.submit(launch, original_spec)
+            fixed_future = pool.submit(launch, fixed_spec) if run_fixed else None
+            original_run = original_future.result()
+            fixed_run = fixed_future.result() if fixed_future is not None else None
+        original = Side("original", static_original,
+                        build_report(script, spec.nproc, original_run, spec.timeout))
+        fixed: Optional[Side] = None
+        if fixed_run is not None:
+            fixed = Side("fixed", _static(lint_source, fixed_source, script),
+                         build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
+                                      path_map={fixed_path: f"{shown} [fixed]"}))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    diff = list(difflib.unified_diff(source.splitlines(), fixed_source.splitlines(),
+                                     f"{shown}", f"{shown} [fixed]", lineterm="", n=1))
+    steps = max(original.report.steps, fixed.report.steps if fixed else 0)
+    verdict, equivalent = verdict_for(original, fixed, applied, steps)
+    return VerifyResult(shown, applied, diff, original, fixed, verdict, equivalent, steps)
+
+
+# ---------------------------------------------------------------------------------- rendering
+def _static_cell(side: Optional[Side]) -> str:
+    if side is None:
+        return "(not run)"
+    return ", ".join(f"{f.code} line {f.line}" for f in side.static) or "none"
+
+
+def _runtime_cell(side: Optional[Side]) -> str:
+    if side is None:
+        return "(not run)"
+    return ", ".join(f"{f.code} line {f.line} ({f.severity})" for f in side.report.findings) or "none"
+
+
+def _checksum_cell(side: Optional[Side]) -> str:
+    if side is None:
+        return "(not run)"
+    trace = side.report.traces.get(0) or next(iter(side.report.traces.values()), None)
+    final = trace.final() if trace else None
+    if final is None:
+        return "-"
+    status = model_status(side.report)
+    note = " (unchanged)" if status == NEVER_CHANGED else ""
+    return f"{float(final['sum']):.6f} #{str(final['hash'])[:8]}{note}"
+
+
+def _losses(side: Optional[Side]) -> List[Optional[float]]:
+    if side is None:
+        return []
+    trace = side.report.traces.get(0) or next(iter(side.report.traces.values()), None)
+    return trace.losses() if trace else []
+
+
+def _fmt_loss(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.6f}"
+
+
+def render_text(result: VerifyResult) -> str:
+    o, f = result.original, result.fixed
+    rows: List[Tuple[str, str, str]] = [
+        ("static findings", _static_cell(o), _static_cell(f)),
+        ("runtime findings", _runtime_cell(o), _runtime_cell(f)),
+        ("run", script_status(o.report), script_status(f.report) if f else "(not run)"),
+    ]
+    lo, lf = _losses(o), _losses(f)
+    for i in range(max(len(lo), len(lf))):
+        rows.append((f"loss step {i + 1}", _fmt_loss(lo[i]) if i < len(lo) else "-",
+                     _fmt_loss(lf[i]) if i < len(lf) else "-"))
+    rows.append(("param checksum", _checksum_cell(o), _checksum_cell(f)))
+    width = max(len(r[1]) for r in rows)
+    width = min(max(width, len("original")), 48)
+
+    def cell(text: str) -> str:
+        return text if len(text) <= width else text[: width - 3] + "..."
+
+    fixes = f"{result.applied} fix{'es' if result.applied != 1 else ''} applied"
+    lines = [f"ddp-lint verify {result.script} ({o.report.nproc} process{'es' if o.report.nproc != 1 else ''}, {fixes})", ""]
+    lines.append(f"{'':18}  {'original':{width}}  fixed")
+    for label, left, right in rows:
+        lines.append(f"{label:18}  {cell(left):{width}}  {right}")
+    lines.append("")
+    for side in (o, f):
+        if side is None or not side.report.findings:
+            continue
+        lines.append(f"{side.label} runtime findings:")
+        for finding in side.report.findings:
+            lines.append(f"  {finding.path}:{finding.line}: {finding.code} [{finding.severity}] {finding.message}")
+            for rel in finding.related:
+                lines.append(f"      {rel.path}:{rel.line}: {rel.note}")
+    for side in (o, f):
+        if side is not None and side.report.failed and side.report.output_tail:
+            lines.append(f"{side.label}: last lines of output:")
+            lines.extend(f"    | {line}" for line in side.report.output_tail[-8:])
+    if result.diff:
+        lines.append("fix:")
+        lines.extend(f"    {line}" for line in result.diff)
+    lines.append(f"verdict: {result.verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def _side_json(side: Optional[Side]) -> Optional[Dict[str, object]]:
+    if side is None:
+        return None
+    trace = side.report.traces.get(0) or next(iter(side.report.traces.values()), None)
+    final = trace.final() if trace else None
+    return {
+        "static_findings": [s.to_json() for s in side.static],
+        "run": report_json(side.report),
+        "losses": _losses(side),
+        "checksum": None if final is None else {"sum": final["sum"], "hash": final["hash"]},
+        "final_hashes": {str(k): v for k, v in _final_hashes(side.report).items()},
+        "model": model_status(side.report),
+        "summary": describe(side.report),
+        "clean": side.clean,
+    }
+
+
+def render_json(result: VerifyResult) -> str:
+    return json.dumps({
+        "script": result.script,
+        "fixes_applied": result.applied,
+        "original": _side_json(result.original),
+        "fixed": _side_json(result.fixed),
+        "verdict": result.verdict,
+        "equivalent": result.equivalent,
+        "steps": result.steps,
+        "exit_code": result.exit_code,
+    }, indent=2) + "\n"
