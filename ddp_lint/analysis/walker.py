@@ -520,8 +520,8 @@ class ScopeWalker:
             models.update(value.params)
             if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and value.holder is None:
                 models.add(value.handle)
-        if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY:
-            models.add(receiver.handle)
+        if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY and not models:
+            models.add(receiver.handle)  # `model.configure_optimizers()`: the receiver is the model
         models = {m for m in models if not self._is_holder_handle(m)}
         if not models:
             return Value()

@@ -146,7 +146,9 @@ def exit_status(report: RunReport) -> int:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
 def script_status(report: RunReport) -> str:
