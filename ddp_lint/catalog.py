@@ -187,7 +187,7 @@ DTYPE_NAMES: FrozenSet[str] = frozenset(
 
 # After these, parameters are DTensors, which `to_empty` swaps in place (semantics row 19b).
 DTENSOR_PLACEMENTS: FrozenSet[str] = frozenset({"fully_shard", "parallelize_module"})
-SWAPPED_AFTER_DTENSOR: FrozenSet[str] = frozenset({".to_empty()"})
+SWAPPED_AFTER_DTENSOR: FrozenSet[str] = frozenset({"to_empty"})
 
 # Module-wide switch that turns every conversion into a replacement (semantics row 9).
 OVERWRITE_FLAG = "set_overwrite_module_params_on_conversion"

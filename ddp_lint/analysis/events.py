@@ -63,6 +63,7 @@ class PlacementEvent:
     sync_wrapper: bool = False
     ddp: bool = False
     argument_text: str = ""  # `.to(device)`'s argument, to tell a repeated no-op move
+    operation: str = ""  # the method or function name: `to_empty`, `float`, `fully_shard`
 
 
 @dataclass

@@ -63,7 +63,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
     earlier = [event for event in events[:index] if isinstance(event, PlacementEvent) and overlaps(event.handle)]
     placed_before = {event.kind for event in earlier if event.kind in (cat.MOVE, cat.CAST)}
-    dtensor = any(event.label in cat.DTENSOR_PLACEMENTS for event in earlier)
+    dtensor = any(event.operation in cat.DTENSOR_PLACEMENTS for event in earlier)
     story = HolderStory(holder, scope, later_events=list(events[index + 1 :]))
     states: List[StateEvent] = []
     for event in events[index + 1 :]:
@@ -80,7 +80,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if event.kind in placed_before:
                 continue  # the model was already there; this is a round trip, not the first move
-            if dtensor and event.label in cat.SWAPPED_AFTER_DTENSOR:
+            if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
             # A class's methods do not run in source order: only state given in the holder's own
             # function, or earlier in the placement's function, is known to come first.
@@ -111,7 +111,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
                 continue
-            if event.label == ".float()":
+            if event.operation == "float":
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
             if event.kind == cat.MOVE and event.argument_text and event.argument_text in earlier_moves:
                 continue  # the same device again: a no-op

@@ -417,7 +417,8 @@ class ScopeWalker:
             if placement.orig_params_kw and _keyword_is_true(call, placement.orig_params_kw):
                 kind = cat.FSDP_ORIG
             self._emit(
-                PlacementEvent(self._site(call), handle, kind, placement.label, placement.sync_wrapper, placement.ddp)
+                PlacementEvent(self._site(call), handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
+                               operation=placement.label)
             )
             return Value(handle=handle)
         return None
@@ -449,7 +450,7 @@ class ScopeWalker:
             if kind is not None:
                 if self.overwrite_flag and kind in (cat.MOVE, cat.CAST):
                     kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
-                self._emit(PlacementEvent(self._site(call), handle, kind, label, argument_text=argument))
+                self._emit(PlacementEvent(self._site(call), handle, kind, label, argument_text=argument, operation=method))
             return Value(handle=handle)
         if method in cat.SELF_RETURNING_METHODS:
             return Value(handle=handle)
@@ -488,7 +489,8 @@ class ScopeWalker:
             if handle is not None:
                 site = self._site(call, via=via)
                 self._emit(
-                    PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp, event.argument_text)
+                    PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp, event.argument_text,
+                                   event.operation)
                 )
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
@@ -520,8 +522,11 @@ class ScopeWalker:
             models.update(value.params)
             if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and value.holder is None:
                 models.add(value.handle)
-        if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY and not models:
-            models.add(receiver.handle)  # `model.configure_optimizers()`: the receiver is the model
+        if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY:
+            # `model.configure_optimizers(...)`: the receiver is the model. A trainer's `self` is only the
+            # model when nothing else was passed (a LightningModule calling its own factory).
+            if receiver.handle.text != "self" or not models:
+                models.add(receiver.handle)
         models = {m for m in models if not self._is_holder_handle(m)}
         if not models:
             return Value()
@@ -582,7 +587,11 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
     if method == "type" and not call.args:
         return None, "", ""  # `.type()` with no argument returns a string
     if method != "to":
-        return placement.kind, placement.label, ""
+        argument = ", ".join(
+            (f"{arg.keyword.value}={_plain_text(arg.value)}" if arg.keyword is not None else _plain_text(arg.value))
+            for arg in call.args
+        )
+        return placement.kind, f".{method}({argument})", argument
     kind: Optional[str] = None
     texts = []
     for arg, value in args:

@@ -118,7 +118,7 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
                 return Refusal("the wrapper gets a new name and the optimizer's model is not a plain name to retarget")
             retarget = (next(iter(model_roots)), new_name)
     safe = holder.kind not in (cat.FACTORY,) and holder.var is not None and "." not in holder.var
-    safe = safe and all(isinstance(s, cst.SimpleStatementLine) for s in moved) and not _calls_self_methods(between, moved)
+    safe = safe and not _calls_self_methods(between, moved)
     after = line_of(anchor)
     what = "optimizer" if len(moved) == 1 else f"optimizer and {len(moved) - 1} dependent statement(s)"
     description = f"move the {what} after line {after}"

@@ -1,0 +1,126 @@
+"""The flake8 plugin (`DDP` codes): the CLI's findings, at the CLI's positions, inside a flake8 run.
+
+flake8 owns selection (`--select`, `--extend-ignore`, `--per-file-ignores`) and `# noqa`; the plugin
+adds what flake8 cannot know: the `[tool.ddp-lint]` configuration nearest to each checked file (its
+extra optimizer factories, placements and wrappers, its selection and per-file ignores).
+
+Which rules run: those flake8 would report (its own decision, asked once per run) that are also on
+in ddp-lint's selection. flake8 turns every plugin code on by default, which would make the
+info-level DDP201 appear on a plain `flake8` run while the CLI keeps it off; so a rule that the CLI
+leaves off by default runs only when flake8's `--select`/`--extend-select` names it more precisely
+than the bare `DDP` prefix (`--extend-select DDP201` or `DDP2`).
+
+Cost for everyone else: this module imports nothing heavy. A file is joined into text and passed
+to the engine's prefilter; only a file that can match is parsed with LibCST. A run whose selection
+leaves out every DDP code does no work per file at all.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from functools import lru_cache
+from typing import Any, ClassVar, Iterator, List, Optional, Sequence, Tuple
+
+from .. import __version__
+
+_PREFIX = "DDP"
+
+Result = Tuple[int, int, str, type]
+
+
+class Plugin:
+    """flake8 `tree` checker; the ast is ignored (the engine reads the source with LibCST)."""
+
+    name = "ddp-lint"
+    version = __version__
+
+    # Set once per run by `parse_options`; None means "not configured by flake8" (direct use).
+    _flake8_codes: ClassVar[Optional[Tuple[str, ...]]] = None
+    _explicit: ClassVar[Tuple[str, ...]] = ()
+
+    def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        """Record which DDP codes this flake8 run reports, by flake8's own select/ignore decision."""
+        from flake8.style_guide import Decision, DecisionEngine
+
+        from ..rules import RULES
+
+        decider = DecisionEngine(options)
+        cls._flake8_codes = tuple(code for code in sorted(RULES) if decider.decision_for(code) is Decision.Selected)
+        named = [*(options.select or ()), *(options.extend_select or ())]
+        cls._explicit = tuple(p.upper() for p in named if p.upper().startswith(_PREFIX) and len(p) > len(_PREFIX))
+
+    def run(self) -> Iterator[Result]:
+        if self._flake8_codes is not None and not self._flake8_codes:
+            return  # nothing of ours is selected: do not even look at the file
+        settings = _settings_for(self.filename, self._flake8_codes, self._explicit)
+        if settings is None:
+            return
+        from ..engine import could_match, lint_source
+        from ..source import InputError
+
+        text = "".join(self.lines)
+        if not could_match(text, settings.catalog):
+            return
+        try:
+            findings = lint_source(text, self.filename, settings)
+        except (InputError, RecursionError):
+            return  # flake8 reports the syntax error itself (E999)
+        for finding in findings:
+            # the CLI's columns are 1-based; flake8 wants a 0-based offset and prints it plus one
+            yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
+
+
+def _settings_for(filename: str, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str, ...]):
+    """The CLI's settings for this file (nearest config, per-file ignores) narrowed to flake8's selection."""
+    from ..runner import settings_for
+
+    path = filename if filename not in ("stdin", "-") else os.path.join(os.getcwd(), "stdin.py")
+    base, root = _config_for_directory(os.path.dirname(os.path.abspath(path)))
+    settings = _narrowed(base, flake8_codes, explicit)
+    if settings is None:
+        return None
+    return settings_for(path, settings, root)
+
+
+@lru_cache(maxsize=256)
+def _config_for_directory(directory: str):
+    from ..config import find_config
+
+    return _load(find_config([directory]), directory)
+
+
+@lru_cache(maxsize=32)
+def _load(config: Optional[str], directory: str):
+    from ..config import load_config
+    from ..settings import Settings
+
+    if config is None:
+        return Settings(), directory
+    # A broken configuration stops the run with flake8's "plugin failed" error naming the file and
+    # key: carrying on with defaults would silently drop the team's extra factories and wrappers.
+    return load_config(config)
+
+
+@lru_cache(maxsize=64)
+def _narrowed(base, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str, ...]):
+    from dataclasses import replace
+
+    from ..rules import DEFAULT_SELECT, RULES
+    from ..settings import Selection
+
+    def wanted(code: str) -> bool:
+        if base.selection.enabled(code):
+            return True
+        # off in ddp-lint's selection (DDP201 by default): only a precise flake8 selection turns it on
+        return not any(code.startswith(p) for p in DEFAULT_SELECT) and any(code.startswith(p) for p in explicit)
+
+    candidates: List[str] = sorted(RULES) if flake8_codes is None else list(flake8_codes)
+    codes = tuple(code for code in candidates if wanted(code))
+    if not codes:
+        return None
+    return replace(base, selection=Selection(select=codes))
