@@ -97,6 +97,14 @@ class DiscardedWrapperEvent:
 
 
 @dataclass
+class ForwardEvent:
+    """A module handle is called (`model(x)`): training or evaluation runs through it here."""
+
+    site: Site
+    handle: Handle
+
+
+@dataclass
 class ScopeEvents:
     """The ordered events of one scope (module, function, or a class's methods taken together)."""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -43,12 +43,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(_suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
-        method_helpers: Dict[str, HelperSummary] = {}
-        for method in methods:
-            standalone = new_walker(method.name.value, method_helpers)
-            names = standalone.bind_parameters(method, is_method=True)
-            standalone.walk_body(_suite_body(method.body), root=(method,))
-            method_helpers[method.name.value] = _summarize(method.name.value, standalone, names)
+        method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker)
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
@@ -75,6 +70,32 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
     return analysis
+
+
+class _LazySummaries:
+    """Method summaries computed the first time a `self.method()` call asks for one.
+
+    Most methods are never called through `self` in their own class; walking each one twice would
+    cost as much as the rest of the analysis.
+    """
+
+    def __init__(self, methods: Dict[str, cst.FunctionDef], new_walker) -> None:
+        self._methods = methods
+        self._new_walker = new_walker
+        self._done: Dict[str, Optional[HelperSummary]] = {}
+
+    def get(self, name: str) -> Optional[HelperSummary]:
+        if name in self._done:
+            return self._done[name]
+        method = self._methods.get(name)
+        if method is None:
+            return None
+        self._done[name] = None  # a recursive call sees no summary rather than looping
+        walker = self._new_walker(name, self)
+        names = walker.bind_parameters(method, is_method=True)
+        walker.walk_body(_suite_body(method.body), root=(method,))
+        self._done[name] = _summarize(name, walker, names)
+        return self._done[name]
 
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:

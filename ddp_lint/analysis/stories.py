@@ -9,6 +9,7 @@ import libcst as cst
 from .. import catalog as cat
 from .events import (
     DiscardedWrapperEvent,
+    ForwardEvent,
     HolderEvent,
     ManagedEvent,
     PlacementEvent,
@@ -99,13 +100,12 @@ def _root(site):
 def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
     events = scope.events
     for index, wrap in enumerate(events):
-        if not (isinstance(wrap, PlacementEvent) and wrap.sync_wrapper):
-            continue
-        earlier_moves = {
-            event.argument_text
+        if not (isinstance(wrap, PlacementEvent) and wrap.ddp):
+            continue  # FSDP1 handles a later `_apply` (its DEVICE_AFTER init mode); DDP does not
+        moved_before = any(
+            isinstance(event, PlacementEvent) and event.kind == cat.MOVE and event.handle.overlaps(wrap.handle)
             for event in events[:index]
-            if isinstance(event, PlacementEvent) and event.kind == cat.MOVE and event.handle.overlaps(wrap.handle)
-        }
+        )
         for event in events[index + 1 :]:
             if not (isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.CAST)):
                 continue
@@ -113,10 +113,19 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if event.operation == "float":
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
-            if event.kind == cat.MOVE and event.argument_text and event.argument_text in earlier_moves:
-                continue  # the same device again: a no-op
+            if event.kind == cat.MOVE and moved_before:
+                continue  # already on its device before wrapping: moving "again" is a no-op
             yield ConversionAfterWrap(wrap, event, scope)
 
 
 def discarded_wrappers(scope: ScopeEvents) -> Iterator[DiscardedWrapperEvent]:
-    return iter(scope.of_type(DiscardedWrapperEvent))
+    """Bare wrapper calls after which the bare module is still called: it trains without the wrapper."""
+    events = scope.events
+    for index, event in enumerate(events):
+        if not isinstance(event, DiscardedWrapperEvent) or event.handle is None:
+            continue
+        if any(
+            isinstance(later, ForwardEvent) and later.handle.overlaps(event.handle) and not later.site.exclusive_with(event.site)
+            for later in events[index + 1 :]
+        ):
+            yield event

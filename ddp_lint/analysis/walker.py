@@ -6,7 +6,9 @@ and rebinding to a new object gives a new id, which ends the old handle.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import count
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
@@ -15,6 +17,7 @@ import libcst as cst
 from .. import catalog as cat
 from .events import (
     DiscardedWrapperEvent,
+    ForwardEvent,
     Handle,
     HolderEvent,
     ManagedEvent,
@@ -374,6 +377,8 @@ class ScopeWalker:
         elif not isinstance(func, cst.Name):
             self._eval(func)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
+        if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
+            self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
         qualified = self.imports.qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
@@ -570,16 +575,45 @@ def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
 
 
 def _expression_children(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    """The direct sub-expressions of a node, looking through Arg/Element/CompFor wrappers."""
-    for child in node.children:
-        if isinstance(child, cst.Arg):
-            yield child.value
-        elif isinstance(child, cst.BaseExpression):
-            yield child
-        elif isinstance(child, (cst.Lambda,)):
-            continue
-        elif not isinstance(child, (cst.BaseParenthesizableWhitespace, cst.BaseSuite)):
-            yield from _expression_children(child)
+    """The direct sub-expressions of a node, looking through Arg/Element/CompFor wrappers.
+
+    Reads the node's fields directly: LibCST's `children` rebuilds nodes and costs as much as the parse.
+    """
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield from _expressions_in(value)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield from _expressions_in(item)
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> Tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in _SKIPPED_FIELDS)
+
+
+_SKIPPED_FIELDS = frozenset({"lpar", "rpar", "whitespace_before", "whitespace_after", "comma", "dot", "operator",
+                             "whitespace_after_star", "whitespace_after_arg", "equal", "colon", "semicolon"})
+
+
+def _expressions_in(child: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    if isinstance(child, cst.Arg):
+        yield child.value
+    elif isinstance(child, cst.Lambda):
+        return
+    elif isinstance(child, cst.BaseExpression):
+        yield child
+    elif not isinstance(child, _NOT_EXPRESSIONS):
+        yield from _expression_children(child)
+
+
+_NOT_EXPRESSIONS = (
+    cst.BaseParenthesizableWhitespace, cst.BaseSuite, cst.LeftParen, cst.RightParen, cst.Comma, cst.Dot,
+    cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.AssignEqual, cst.Colon,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Semicolon,
+)
 
 
 def _classify_method_placement(method: str, placement: cat.Placement, call: cst.Call, args) -> Tuple[Optional[str], str, str]:

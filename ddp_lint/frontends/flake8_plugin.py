@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 from functools import lru_cache
-from typing import Any, ClassVar, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, Iterator, Optional, Sequence, Tuple
 
 from .. import __version__
 
@@ -91,36 +91,40 @@ def _settings_for(filename: str, flake8_codes: Optional[Tuple[str, ...]], explic
 def _config_for_directory(directory: str):
     from ..config import find_config
 
-    return _load(find_config([directory]), directory)
+    return _load(find_config([directory]))
 
 
 @lru_cache(maxsize=32)
-def _load(config: Optional[str], directory: str):
+def _load(config: Optional[str]):
     from ..config import load_config
     from ..settings import Settings
 
     if config is None:
-        return Settings(), directory
+        return Settings(), os.getcwd()  # as the CLI: per-file patterns are relative to where it runs
     # A broken configuration stops the run with flake8's "plugin failed" error naming the file and
     # key: carrying on with defaults would silently drop the team's extra factories and wrappers.
     return load_config(config)
 
 
-@lru_cache(maxsize=64)
+_NARROWED: Dict[Tuple[int, Optional[Tuple[str, ...]], Tuple[str, ...]], Tuple[Any, Any]] = {}
+
+
 def _narrowed(base, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str, ...]):
+    """ddp-lint's selection for this run, or None when no rule is left (Settings holds a dict: keyed by id)."""
+    key = (id(base), flake8_codes, explicit)
+    cached = _NARROWED.get(key)
+    if cached is not None and cached[0] is base:
+        return cached[1]
     from dataclasses import replace
 
-    from ..rules import DEFAULT_SELECT, RULES
+    from ..rules import RULES
     from ..settings import Selection
 
-    def wanted(code: str) -> bool:
-        if base.selection.enabled(code):
-            return True
-        # off in ddp-lint's selection (DDP201 by default): only a precise flake8 selection turns it on
-        return not any(code.startswith(p) for p in DEFAULT_SELECT) and any(code.startswith(p) for p in explicit)
-
-    candidates: List[str] = sorted(RULES) if flake8_codes is None else list(flake8_codes)
-    codes = tuple(code for code in candidates if wanted(code))
-    if not codes:
-        return None
-    return replace(base, selection=Selection(select=codes))
+    # A precise flake8 selection acts like ddp-lint's --extend-select: it can turn DDP201 on, and a
+    # more specific ignore in [tool.ddp-lint] still wins over it.
+    own = Selection(base.selection.select, base.selection.ignore, base.selection.extend_select + explicit)
+    candidates = sorted(RULES) if flake8_codes is None else flake8_codes
+    codes = tuple(code for code in candidates if own.enabled(code))
+    settings = replace(base, selection=Selection(select=codes)) if codes else None
+    _NARROWED[key] = (base, settings)
+    return settings

@@ -2,7 +2,9 @@
 
 ## What it does
 Finds a model moved or cast (`.half()`, `.double()`, `.to(dtype)`, `.to(device)`, `.cuda()`) after
-`DistributedDataParallel` (or FSDP) wrapped it. Reported on the conversion.
+`DistributedDataParallel` wrapped it. Reported on the conversion. A move of a model that was already
+moved before wrapping is taken as a no-op, and FSDP (which supports moving after wrapping) is not
+flagged.
 
 ## Why is this bad?
 DDP registers its all-reduce hooks on each parameter's gradient accumulator when it is built. A
@@ -40,6 +42,10 @@ class ConvertAfterWrap(Rule):
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.half()\nmodel = DDP(model)\n",
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.to(rank)\nddp = DDP(model, device_ids=[rank])\nx = x.to(rank)\n",
+        # FSDP1 supports moving after wrapping (its lazy init re-reads the device)
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfsdp = FSDP(model)\nfsdp = fsdp.to('cuda')\n",
+        # moved before wrapping: a later move to its device is a no-op
+        "import torch\nm.cuda()\nm = torch.nn.parallel.DistributedDataParallel(m, device_ids=[r])\nm.to(r)\n",
     )
     INVALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nmodel.half()\n",

@@ -2,7 +2,7 @@
 
 ## What it does
 Finds `DistributedDataParallel(model, ...)` or `FullyShardedDataParallel(model, ...)` called as a
-bare statement, its result thrown away.
+bare statement, its result thrown away, when the bare module is called afterwards in the same scope.
 
 ## Why is this bad?
 The wrapper is what synchronizes gradients; building it and then training the bare module runs
@@ -33,10 +33,14 @@ class DiscardedWrapper(Rule):
     code = "DDP004"
     name = "discarded-wrapper"
     severity = ERROR
-    VALID = ("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\n",)
+    VALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nloss = model(x)\n",
+        # a test that only checks the constructor trains nothing afterwards
+        "import torch\nwith pytest.raises(ValueError):\n    torch.nn.parallel.DistributedDataParallel(model)\n",
+    )
     INVALID = (
-        "from torch.nn.parallel import DistributedDataParallel as DDP\nDDP(model, device_ids=[0])\n",
-        "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nDDP(model, device_ids=[0])\nloss = model(x)\n",
+        "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\nfor x in loader:\n    model(x).sum().backward()\n",
     )
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:

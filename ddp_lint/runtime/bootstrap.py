@@ -9,6 +9,7 @@ import os
 import random
 import runpy
 import sys
+import traceback
 from typing import List, Optional
 
 from .config import MonitorConfig
@@ -38,6 +39,18 @@ def _seed_everything(seed: int) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _print_script_traceback(exc: BaseException) -> None:
+    """The traceback Python would print for the script alone, without the bootstrap's frames."""
+    tb = exc.__traceback__
+    while tb is not None and (
+        os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(__file__)
+        or "runpy" in tb.tb_frame.f_code.co_filename
+    ):
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _close_process_group() -> None:
@@ -87,7 +100,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BaseException as exc:
         exit_code, error = 1, _first_line(exc)
         monitor.finish(exit_code, error)
-        raise
+        _print_script_traceback(exc)
+        return exit_code
     monitor.finish(exit_code, error, stopped)
     if recorder is not None:
         recorder.close()

@@ -6,6 +6,7 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass
+from types import FrameType
 from typing import Dict, Optional
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -47,15 +48,24 @@ def is_internal(filename: str) -> bool:
     return any(real == root or real.startswith(root + os.sep) for root in _internal_roots())
 
 
-def user_site(skip: int = 1) -> Optional[Site]:
+def user_frame(skip: int = 1) -> Optional[FrameType]:
     """The innermost frame outside torch, the stdlib and ddp_lint.runtime, `skip` frames up."""
-    frame = sys._getframe(skip)
+    frame: Optional[FrameType] = sys._getframe(skip)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not is_internal(filename):
-            return Site(os.path.abspath(filename), frame.f_lineno, frame.f_code.co_name)
+        if not is_internal(frame.f_code.co_filename):
+            return frame
         frame = frame.f_back
     return None
+
+
+def site_of(frame: Optional[FrameType]) -> Optional[Site]:
+    if frame is None:
+        return None
+    return Site(os.path.abspath(frame.f_code.co_filename), frame.f_lineno, frame.f_code.co_name)
+
+
+def user_site(skip: int = 1) -> Optional[Site]:
+    return site_of(user_frame(skip + 1))
 
 
 def caller_name(skip: int = 1) -> str:

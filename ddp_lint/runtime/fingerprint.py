@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Optional
 
 import torch
 
@@ -45,13 +45,23 @@ def bit_hash(tensor: torch.Tensor) -> int:
 
 
 def fingerprint(params: Iterable[torch.Tensor]) -> Dict[str, object]:
-    """Sum, combined hash and per-parameter hashes of `params`, in their given order."""
-    hashes: List[int] = []
+    """Sum, combined hash and per-parameter hashes of `params`, in their given order.
+
+    A parameter whose local shard is empty (FSDP gives small parameters to one rank only) hashes
+    to None: it cannot change on this rank and must not count as "never trained".
+    """
+    hashes: List[Optional[int]] = []
     total = 0.0
     for p in params:
-        total += float_sum(p)
-        hashes.append(bit_hash(p))
+        local = local_tensor(p)
+        empty = local.numel() == 0 or local.device.type == "meta"
+        total += 0.0 if empty else float_sum(local)
+        hashes.append(None if empty else bit_hash(local))
     combined = 0
     for index, h in enumerate(hashes):
-        combined = (combined * 1000003 + h + index) & _MASK64
-    return {"sum": total, "hash": f"{combined:016x}", "hashes": [f"{h:016x}" for h in hashes]}
+        combined = (combined * 1000003 + (h or 0) + index) & _MASK64
+    return {
+        "sum": total,
+        "hash": f"{combined:016x}",
+        "hashes": [None if h is None else f"{h:016x}" for h in hashes],
+    }

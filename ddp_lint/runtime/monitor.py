@@ -20,7 +20,7 @@ from torch import nn
 
 from . import diagnose
 from . import invariants as inv
-from .callsite import Site, caller_name, user_site
+from .callsite import Site, caller_name, site_of, user_frame, user_site
 from .config import MonitorConfig
 from .findings import RuntimeFinding
 from .fingerprint import fingerprint, float_sum
@@ -206,10 +206,21 @@ class Monitor:
         def __init__(opt: Any, *args: Any, **kwargs: Any) -> None:
             original(opt, *args, **kwargs)
             if monitor.registry.optimizer(opt) is None:
-                record = monitor.registry.add_optimizer(opt, user_site())
+                frame = user_frame()
+                record = monitor.registry.add_optimizer(opt, site_of(frame))
                 monitor._outer.append(weakref.ref(record))
+                monitor._name_from_locals(frame)
 
         return __init__
+
+    def _name_from_locals(self, frame: Any) -> None:
+        # The optimizer does not know its model; the modules in scope where it was built give its
+        # parameters names for later messages ("head.weight" rather than "2x8").
+        if frame is None:
+            return
+        for value in list(frame.f_locals.values())[:64]:
+            if isinstance(value, nn.Module):
+                self.registry.remember_names(value.named_parameters())
 
     def _wrap_optimizer_load(self, original: Callable[..., None]) -> Callable[..., None]:
         monitor = self

@@ -147,8 +147,11 @@ class Registry:
 
     # names
     def remember_names(self, named: Iterable[Tuple[str, torch.Tensor]]) -> None:
+        # First name wins: the earliest view is usually the whole model's, later ones may be a
+        # submodule's ("norm.weight" from fully_shard(block) rather than "blocks.0.norm.weight").
         for name, p in named:
-            self.param_names[p] = name
+            if p not in self.param_names:
+                self.param_names[p] = name
 
     def describe(self, params: List[torch.Tensor], limit: int = 4) -> str:
         """`0.weight, 0.bias, ...` where names are known, else shapes."""

@@ -37,8 +37,8 @@ class RankTrace:
         before, after = self.initial.get("hashes", []), final.get("hashes", [])
         if len(before) != len(after):  # type: ignore[arg-type]
             return None
-        changed = sum(1 for a, b in zip(before, after) if a != b)  # type: ignore[arg-type]
-        return changed, len(after)  # type: ignore[arg-type]
+        pairs = [(a, b) for a, b in zip(before, after) if a is not None or b is not None]  # type: ignore[arg-type]
+        return sum(1 for a, b in pairs if a != b), len(pairs)
 
 
 @dataclass
@@ -112,7 +112,10 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
                 trace.steps.append(row)
             elif kind == END:
                 ended.append(rank)
-                steps = max(steps, int(row.get("total_steps") or 0))  # type: ignore[arg-type]
+                # The longest-running optimizer's count: a helper that stepped once (a checkpoint
+                # maker, say) does not add to the training loop's steps.
+                per_optimizer = row.get("steps") or {}
+                steps = max([steps, *(int(v) for v in per_optimizer.values())])  # type: ignore[union-attr]
                 if row.get("error"):
                     errors[rank] = str(row["error"])
                 if row.get("in_step"):

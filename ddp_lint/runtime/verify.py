@@ -157,10 +157,14 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
     with open(script, encoding="utf-8") as handle:
         source = handle.read()
     shown = display_path(script)
-    fix = fix_source(source, script, unsafe=True)
+    try:
+        fix = fix_source(source, script, unsafe=True)
+        static_original = _static(lint_source, source, script)
+    except Exception as exc:  # a static-analysis failure is reported in one line, not as a traceback
+        raise VerifyUnavailable(f"ddp-lint verify: the static fixer failed on {shown}: "
+                                f"{type(exc).__name__}: {exc}") from None
     applied = int(getattr(fix, "applied", 0))
     fixed_source = str(getattr(fix, "source", source))
-    static_original = _static(lint_source, source, script)
     workdir = tempfile.mkdtemp(prefix="ddp-lint-verify-")
     try:
         fixed_path = os.path.join(workdir, os.path.basename(script))
@@ -184,8 +188,13 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
                         build_report(script, spec.nproc, original_run, spec.timeout))
         fixed: Optional[Side] = None
         if fixed_run is not None:
-            fixed = Side("fixed", _static(lint_source, fixed_source, script),
-                         build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
+            try:
+                static_fixed = _static(lint_source, fixed_source, script)
+            except Exception as exc:
+                raise VerifyUnavailable(f"ddp-lint verify: the static engine failed on the fixed copy: "
+                                        f"{type(exc).__name__}: {exc}") from None
+            fixed = Side("fixed", static_fixed,
+                          build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
                                       path_map={fixed_path: f"{shown} [fixed]"}))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

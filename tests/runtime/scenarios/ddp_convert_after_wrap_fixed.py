@@ -1,7 +1,6 @@
 """Fixed twin of ddp_convert_after_wrap.py: the model is cast before DDP wraps it.
 
-The cast resets the gradient accumulators that carry DDP's all-reduce hooks: gradients are no
-longer averaged and the two ranks train apart. Run with torchrun, 2 processes.
+Run with torchrun, 2 processes.
 """
 import argparse
 import os

@@ -1,6 +1,6 @@
 """Fixed twin of ddp_discarded.py: the loop trains through the DDP wrapper.
 
-No gradient is ever averaged, so each rank trains its own model. Run with torchrun, 2 processes.
+Run with torchrun, 2 processes.
 """
 import argparse
 import os

@@ -1,4 +1,4 @@
-"""Fixed twin of fsdp1_default.py: the optimizer is built on the FSDP module's FlatParameter.
+"""Fixed twin of fsdp1_default.py: the optimizer is built on the FlatParameter FSDP registers.
 
 Run with torchrun, 2 processes; `--device cuda` for NCCL.
 """

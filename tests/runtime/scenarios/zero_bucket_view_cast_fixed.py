@@ -1,7 +1,6 @@
 """Fixed twin of zero_bucket_view_cast.py: the model is cast before ZeRO builds its buckets.
 
-The cast gives the parameters new storage outside ZeRO's buckets; the buckets ZeRO broadcasts
-after each step no longer reach them and the ranks train apart. Run with torchrun, 2 processes.
+Run with torchrun, 2 processes.
 """
 import argparse
 import os
