@@ -1,7 +1,8 @@
 """A content-hash cache of check results: JSON (never pickle: a repository could plant the file).
 
-Entries are keyed by the file's path and bytes; the whole cache file is keyed by the tool version and
-the settings, so changing either starts a fresh cache.
+Entries are keyed by the file's path and bytes (a size-and-mtime index avoids rereading unchanged
+files); the whole cache file is keyed by the tool version and the settings, so changing either
+starts a fresh cache.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import tempfile
 from typing import Dict, Optional
 
 from . import __version__
-from .engine import Finding, Related
+from .findings import Finding, Related
 from .report.json_format import finding_to_dict
 from .runner import FileReport
 from .settings import Settings
@@ -37,6 +38,7 @@ class Cache:
     def __init__(self, path: str) -> None:
         self.path = path
         self.entries: Dict[str, dict] = {}
+        self.stats: Dict[str, list] = {}  # absolute path -> [mtime_ns, size, content key]
         self.hashes: Dict[str, str] = {}
         self.dirty = False
 
@@ -49,18 +51,32 @@ class Cache:
                 data = json.load(handle)
             if isinstance(data, dict) and isinstance(data.get("entries"), dict):
                 cache.entries = data["entries"]
+                cache.stats = data.get("stats") if isinstance(data.get("stats"), dict) else {}
         except (OSError, ValueError):
             pass  # a missing or damaged cache is an empty one
         return cache
 
     def _key(self, path: str) -> Optional[str]:
+        """The content key; a file whose size and mtime match the last run is not read again (as ruff does)."""
+        absolute = os.path.abspath(path)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        signature = [info.st_mtime_ns, info.st_size]
+        known = self.stats.get(absolute)
+        if isinstance(known, list) and len(known) == 3 and known[:2] == signature:
+            self.hashes[path] = known[2]
+            return known[2]
         try:
             with open(path, "rb") as handle:
                 digest = hashlib.sha256(handle.read()).hexdigest()
         except OSError:
             return None
-        key = hashlib.sha256(f"{os.path.abspath(path)}\0{digest}".encode()).hexdigest()
+        key = hashlib.sha256(f"{absolute}\0{digest}".encode()).hexdigest()
         self.hashes[path] = key
+        self.stats[absolute] = signature + [key]
+        self.dirty = True
         return key
 
     def get(self, path: str) -> Optional[FileReport]:
@@ -92,7 +108,7 @@ class Cache:
                     handle.write("*\n")
             fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"version": __version__, "entries": self.entries}, handle)
+                json.dump({"version": __version__, "entries": self.entries, "stats": self.stats}, handle)
             os.replace(temporary, self.path)
         except OSError:
             pass  # an unwritable cache folder only costs speed

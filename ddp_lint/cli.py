@@ -15,9 +15,9 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from . import __version__
 from .config import ConfigError, find_config, load_config
 from .discovery import discover, is_excluded
-from .report import github, json_format, sarif, text
+from .report import github, json_format, text
 from .report.model import RunResult
-from .rules import RULES, all_rules, documentation
+from .rules import RULES, all_rules, documentation, rule_codes
 from .runner import CHECK, DIFF, FIX, FileReport, process, strip_for_transfer
 from .settings import Selection, Settings
 
@@ -181,16 +181,24 @@ def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespa
         else:
             todo.append(path)
     if args.jobs > 1 and len(todo) > 1:
+        # Largest files first, one at a time: a few huge files must not end up queued behind each other.
+        todo.sort(key=_size, reverse=True)
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            chunk = max(1, min(64, len(todo) // (args.jobs * 8) or 1))
-            fresh = list(pool.map(_work, [(p, settings, mode, args.unsafe_fixes, root) for p in todo], chunksize=chunk))
+            fresh = list(pool.map(_work, [(p, settings, mode, args.unsafe_fixes, root) for p in todo], chunksize=1))
     else:
-        fresh = [process(p, settings, mode, args.unsafe_fixes, root=root) for p in todo]
+        fresh = [_work((p, settings, mode, args.unsafe_fixes, root)) for p in todo]
     if cache is not None:
         for report in fresh:
             cache.put(report)
         cache.flush()
     return reports + fresh
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _work(job) -> FileReport:
@@ -206,6 +214,8 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
     if args.output_format == "json":
         print(json_format.render(result), file=report_stream)
     elif args.output_format == "sarif":
+        from .report import sarif  # loads every rule's documentation
+
         print(sarif.render(result), file=report_stream)
     elif args.output_format == "github":
         rendered = github.render(result)

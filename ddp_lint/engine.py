@@ -15,40 +15,10 @@ from .analysis.stories import holder_stories
 from .rules import RULES
 from .rules.base import RuleHit
 from .settings import Settings
+from .findings import Finding, Related
 from .source import InputError, SourceText, decode
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
-
-
-@dataclass
-class Related:
-    path: str
-    line: int
-    column: int
-    role: str
-    message: str
-    cell: Optional[int] = None
-
-
-@dataclass
-class Finding:
-    path: str
-    line: int  # 1-based, first line of the reported statement
-    column: int  # 1-based
-    end_line: int
-    end_column: int
-    code: str
-    name: str
-    severity: str
-    message: str
-    related: List[Related] = field(default_factory=list)
-    fix: Optional[dict] = None
-    hit: Optional[RuleHit] = field(default=None, repr=False, compare=False)
-    plan: Optional[object] = field(default=None, repr=False, compare=False)  # FixPlan or Refusal
-    cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
-
-    def sort_key(self):
-        return (self.path, self.line, self.column, self.code)
 
 
 @dataclass

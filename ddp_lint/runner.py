@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import List, Optional
 
-from .engine import Finding, analyse_source
+from .findings import Finding
 from .settings import Settings
 from .source import InputError, SourceText, decode, read_source
 
@@ -49,6 +49,8 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
 
             return process_notebook(path, source, settings, mode, unsafe)
         if mode == CHECK:
+            from .engine import analyse_source  # parsing machinery only for files that need it
+
             return FileReport(path, analyse_source(source.text, path, settings).findings)
         return _fix(path, source, settings, mode, unsafe, raw is not None)
     except InputError as exc:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, Tuple
 
 from .catalog import DEFAULT_CATALOG, Catalog
-from .rules import DEFAULT_SELECT, RULES
+from .rules import DEFAULT_SELECT, rule_codes
 
 
 def _matches(code: str, prefixes: Iterable[str]) -> int:
@@ -32,7 +32,7 @@ class Selection:
         return chosen > _matches(code, self.ignore)  # on a tie, ignore wins
 
     def codes(self) -> Tuple[str, ...]:
-        return tuple(code for code in sorted(RULES) if self.enabled(code))
+        return tuple(code for code in rule_codes() if self.enabled(code))
 
     def narrowed(self, ignore: Iterable[str]) -> "Selection":
         return Selection(self.select, self.ignore + tuple(ignore), self.extend_select)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from ..engine import Finding
+from ..findings import Finding
 from .model import RunResult
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
-from ..engine import Finding
+from ..findings import Finding
 
 
 @dataclass

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from ..engine import Finding
+from ..findings import Finding
 from .model import RunResult
 
 

@@ -29,6 +29,25 @@ def float_sum(tensor: torch.Tensor) -> float:
     return float(local.double().sum())
 
 
+def change_sums(params: Iterable[torch.Tensor]) -> List[float]:
+    """Per-parameter sums that any update changes; native precision (float32 for 16-bit types).
+
+    Cheaper than `float_sum` (no float64 copy) and read back in one transfer: this runs on the
+    monitor's check steps, inside the training loop.
+    """
+    sums = []
+    for p in params:
+        local = local_tensor(p)
+        if local.device.type == "meta" or local.numel() == 0:
+            continue
+        sums.append(local.sum(dtype=torch.float32) if local.element_size() < 4 else local.sum())
+    if not sums:
+        return []
+    if any(s.dtype != sums[0].dtype for s in sums):
+        sums = [s.to(torch.float64) for s in sums]
+    return torch.stack(sums).tolist()
+
+
 def bit_hash(tensor: torch.Tensor) -> int:
     """A position-weighted sum of the raw bits: equal hashes mean equal tensors in practice."""
     local = local_tensor(tensor)

@@ -23,7 +23,7 @@ from . import invariants as inv
 from .callsite import Site, caller_name, site_of, user_frame, user_site
 from .config import MonitorConfig
 from .findings import RuntimeFinding
-from .fingerprint import fingerprint, float_sum
+from .fingerprint import change_sums, fingerprint
 from .patching import Patcher
 from .records import END, FINDING, INITIAL, START, STEP, RankRecorder
 from .registry import DDPRecord, OptimizerRecord, PlacementEvent, Registry, ZeroInfo
@@ -595,7 +595,8 @@ class Monitor:
             if mismatch is not None:
                 self._emit(diagnose.zero_default_device(
                     record, mismatch[0], mismatch[1], self._backend(), self.registry.events_for(params), step))
-        record.pre_step_sums = [(p, float_sum(p)) for p in inv.with_grad(params)]
+        with_grad = inv.with_grad(params)
+        record.pre_step_sums = (with_grad, change_sums(with_grad)) if with_grad else None
 
     def _check_coverage(self, opt: Any, record: OptimizerRecord, params: List[torch.Tensor],
                         live: List[Tuple[str, torch.Tensor]], already_meta: bool) -> None:
@@ -635,14 +636,14 @@ class Monitor:
             self._emit(diagnose.state_mismatch(record, mismatches, events, step))
 
     def _check_after_step(self, opt: Any, record: OptimizerRecord) -> None:
-        sums = record.pre_step_sums
+        before = record.pre_step_sums
         record.pre_step_sums = None
-        if sums:
-            changed = any(float_sum(p) != before for p, before in sums)
-            if not changed and inv.all_lr_positive(opt) and inv.any_nonzero_grad([p for p, _ in sums]):
+        if before is not None:
+            params, sums = before
+            changed = change_sums(params) != sums
+            if not changed and inv.all_lr_positive(opt) and inv.any_nonzero_grad(params):
                 record.unchanged_checks += 1
                 if record.unchanged_checks == 2:
-                    params = [p for p, _ in sums]
                     self._emit(diagnose.no_effect(
                         record, self.registry.events_for(params), record.unchanged_checks, record.steps))
             else:

@@ -35,7 +35,8 @@ class OptimizerRecord:
     last_total: int = 0
     since_total: int = 0
     unchanged_checks: int = 0
-    pre_step_sums: Optional[List[Tuple[torch.Tensor, float]]] = None
+    # Parameters with a gradient and their sums before the step now running (check steps only).
+    pre_step_sums: Optional[Tuple[List[torch.Tensor], List[float]]] = None
 
     def params(self) -> List[torch.Tensor]:
         opt = self.ref()

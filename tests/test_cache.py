@@ -1,0 +1,91 @@
+"""The result cache: reused when nothing changed, invalidated by content, tool version and settings."""
+import json
+import os
+
+import pytest
+
+import ddp_lint
+from ddp_lint import cache as cache_module
+from ddp_lint.cli import main
+
+SEED = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.py").write_text(SEED)
+    return tmp_path
+
+
+def lint(capsys, *extra):
+    code = main(["--cache-dir", "cache", "--output-format", "json", *extra, "s.py"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def analysed(monkeypatch):
+    calls = []
+    import ddp_lint.engine as engine
+
+    real = engine.analyse_source
+    monkeypatch.setattr(engine, "analyse_source", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    return calls
+
+
+def test_second_run_is_served_from_the_cache_with_identical_output(project, capsys, monkeypatch):
+    first = lint(capsys)
+    calls = analysed(monkeypatch)
+    assert lint(capsys) == first and calls == []
+    assert first[0] == 1 and first[1]["findings"][0]["code"] == "DDP101"
+
+
+def test_content_change_invalidates(project, capsys, monkeypatch):
+    lint(capsys)
+    (project / "s.py").write_text(SEED.replace("model.cuda()", "model.cpu()"))
+    calls = analysed(monkeypatch)
+    code, data = lint(capsys)
+    assert calls == ["s.py"] and code == 0 and data["findings"] == []
+
+
+def test_same_size_and_mtime_but_new_content_after_touch_is_rechecked(project, capsys, monkeypatch):
+    lint(capsys)
+    path = project / "s.py"
+    stat = os.stat(path)
+    path.write_text(SEED.replace("cuda()", "half()"))  # same length
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1000))
+    calls = analysed(monkeypatch)
+    code, data = lint(capsys)
+    assert calls == ["s.py"] and "`model.half()`" in data["findings"][0]["message"]
+
+
+def test_settings_change_invalidates(project, capsys, monkeypatch):
+    lint(capsys)
+    calls = analysed(monkeypatch)
+    code, data = lint(capsys, "--select", "DDP0")
+    assert calls == ["s.py"] and data["findings"] == []
+    (project / "pyproject.toml").write_text('[tool.ddp-lint]\nextra-optimizer-factories = ["x.make"]\n')
+    lint(capsys)
+    assert calls == ["s.py", "s.py"]
+
+
+def test_tool_version_change_invalidates(project, capsys, monkeypatch):
+    lint(capsys)
+    monkeypatch.setattr(cache_module, "__version__", "99.0")
+    calls = analysed(monkeypatch)
+    lint(capsys)
+    assert calls == ["s.py"]
+
+
+def test_cache_is_json_and_a_damaged_or_planted_file_is_ignored(project, capsys, monkeypatch):
+    lint(capsys)
+    (cache_file,) = [p for p in (project / "cache").iterdir() if p.suffix == ".json"]
+    json.loads(cache_file.read_text())  # plain JSON, never pickle
+    cache_file.write_bytes(b"\x80\x04\x95 not json")
+    calls = analysed(monkeypatch)
+    assert lint(capsys)[0] == 1 and calls == ["s.py"]
+
+
+def test_no_cache_writes_nothing(project, capsys):
+    main(["--no-cache", "--cache-dir", "cache", "s.py"])
+    capsys.readouterr()
+    assert not (project / "cache").exists()
