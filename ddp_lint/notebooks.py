@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .engine import Finding, analyse_source
+from .engine import analyse_source
+from .findings import Finding
 from .settings import Settings
 from .source import InputError, SourceText
 

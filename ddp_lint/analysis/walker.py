@@ -7,6 +7,7 @@ and rebinding to a new object gives a new id, which ends the old handle.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import count
@@ -29,6 +30,9 @@ from .events import (
 )
 from .names import ImportTable, dotted_name
 
+# `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)`, `optimize_for_inference`,
+# `_verify_is_manual_optimization`, which do not build an optimizer.
+_GENERIC_HOLDER_NAME = re.compile(r"optim(?!i[sz]e(?!r)|i[sz]ation)", re.IGNORECASE)
 _GENERIC_HOLDER_DENY = frozenset(
     {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
 )
@@ -512,7 +516,7 @@ class ScopeWalker:
         terminal = dotted.rsplit(".", 1)[-1]
         if terminal in _GENERIC_HOLDER_DENY:
             return None
-        if "optim" not in terminal.lower() and not terminal.endswith("Optimizer"):
+        if not _GENERIC_HOLDER_NAME.search(terminal) and not terminal.endswith("Optimizer"):
             qualified = self.imports.qualify(dotted)
             if qualified not in self.catalog.holders:
                 return None

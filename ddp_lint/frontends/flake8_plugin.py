@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from functools import lru_cache
 from typing import Any, ClassVar, Dict, Iterator, Optional, Sequence, Tuple
 
 from .. import __version__
 
 _PREFIX = "DDP"
+_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
 
 Result = Tuple[int, int, str, type]
 
@@ -37,6 +39,7 @@ class Plugin:
     # Set once per run by `parse_options`; None means "not configured by flake8" (direct use).
     _flake8_codes: ClassVar[Optional[Tuple[str, ...]]] = None
     _explicit: ClassVar[Tuple[str, ...]] = ()
+    _disable_noqa: ClassVar[bool] = False
 
     def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
         self.filename = filename
@@ -47,17 +50,27 @@ class Plugin:
         """Record which DDP codes this flake8 run reports, by flake8's own select/ignore decision."""
         from flake8.style_guide import Decision, DecisionEngine
 
-        from ..rules import RULES
+        from ..rules import rule_codes
 
         decider = DecisionEngine(options)
-        cls._flake8_codes = tuple(code for code in sorted(RULES) if decider.decision_for(code) is Decision.Selected)
+        cls._flake8_codes = tuple(code for code in rule_codes() if decider.decision_for(code) is Decision.Selected)
         named = [*(options.select or ()), *(options.extend_select or ())]
         cls._explicit = tuple(p.upper() for p in named if p.upper().startswith(_PREFIX) and len(p) > len(_PREFIX))
+        cls._disable_noqa = bool(getattr(options, "disable_noqa", False))
 
     def run(self) -> Iterator[Result]:
         if self._flake8_codes is not None and not self._flake8_codes:
             return  # nothing of ours is selected: do not even look at the file
-        settings = _settings_for(self.filename, self._flake8_codes, self._explicit)
+        from ..config import ConfigError
+
+        try:
+            settings = _settings_for(self.filename, self._flake8_codes, self._explicit)
+        except ConfigError as exc:
+            # flake8's way to stop a run with one message (no traceback), as the CLI exits 2 on it;
+            # carrying on with defaults would silently drop the team's extra factories and wrappers
+            from flake8.exceptions import ExecutionError
+
+            raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
         from ..engine import could_match, lint_source
@@ -66,6 +79,9 @@ class Plugin:
         text = "".join(self.lines)
         if not could_match(text, settings.catalog):
             return
+        if self._disable_noqa:
+            # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding
+            text = _NOQA.sub(lambda m: m.group(0)[:-1] + "_", text)
         try:
             findings = lint_source(text, self.filename, settings)
         except (InputError, RecursionError):
@@ -101,8 +117,6 @@ def _load(config: Optional[str]):
 
     if config is None:
         return Settings(), os.getcwd()  # as the CLI: per-file patterns are relative to where it runs
-    # A broken configuration stops the run with flake8's "plugin failed" error naming the file and
-    # key: carrying on with defaults would silently drop the team's extra factories and wrappers.
     return load_config(config)
 
 
@@ -117,13 +131,13 @@ def _narrowed(base, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str
         return cached[1]
     from dataclasses import replace
 
-    from ..rules import RULES
+    from ..rules import rule_codes
     from ..settings import Selection
 
     # A precise flake8 selection acts like ddp-lint's --extend-select: it can turn DDP201 on, and a
     # more specific ignore in [tool.ddp-lint] still wins over it.
     own = Selection(base.selection.select, base.selection.ignore, base.selection.extend_select + explicit)
-    candidates = sorted(RULES) if flake8_codes is None else flake8_codes
+    candidates = rule_codes() if flake8_codes is None else flake8_codes
     codes = tuple(code for code in candidates if own.enabled(code))
     settings = replace(base, selection=Selection(select=codes)) if codes else None
     _NARROWED[key] = (base, settings)

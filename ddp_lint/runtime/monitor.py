@@ -4,9 +4,10 @@ Two kinds of checks:
 - at the moment of a conversion or wrap (an optimizer holds parameters that were just replaced,
   state that was just made stale, a DDP model that was just converted);
 - at optimizer steps: on the first WARMUP_CHECKS steps, every `check_every` steps, and on the
-  next step after any placement event. Between check steps the hooks do a counter increment and
-  nothing else, and the global forward hooks are removed, so `nn.Module.__call__` keeps its fast
-  path.
+  next step after any placement event. Between check steps the hooks count, and probe whether
+  a backward reached the optimizer's parameters at all (stopping at the first gradient found);
+  a failed probe makes the next step a check step. The global forward hooks are only installed
+  for the step before a check step, so `nn.Module.__call__` otherwise keeps its fast path.
 """
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ class Monitor:
         self._wrapper_depth = 0
         self._apply_depth = 0
         self._last_loss: Optional[torch.Tensor] = None
+        self._backwards = 0
         self._in_step: Optional[OptimizerRecord] = None
         self._initial_written = False
         self._diverged = False
@@ -238,9 +240,13 @@ class Monitor:
     def _wrap_backward(self, original: Callable[..., None]) -> Callable[..., None]:
         monitor = self
 
+        trace = self.config.trace
+
         @functools.wraps(original)
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> None:
-            if isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
+            monitor._backwards += 1
+            # Only verify shows losses; detaching one costs microseconds on every step.
+            if trace and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
                 monitor._last_loss = tensors.detach()
             return original(tensors, *args, **kwargs)
 
@@ -555,6 +561,11 @@ class Monitor:
         record.checking = record.dirty or self.config.is_check_step(record.steps)
         if record.checking:
             self._check_before_step(opt, record)
+        elif self._backwards != record.backwards_seen and not any(p.grad is not None for p in record.params()):
+            # The per-step sentinel: a backward ran and none of this optimizer's parameters got a
+            # gradient. Diagnosing needs the forward roots, so check fully at the next step.
+            record.dirty = self._any_dirty = True
+        record.backwards_seen = self._backwards
 
     def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
         record = self.registry.optimizer(opt)
@@ -582,7 +593,6 @@ class Monitor:
             self._emit(diagnose.meta_optimizer(record, len(meta), self.registry.events_for(meta), step))
         live = self._live(record.since_total)
         if live is not None:
-            self.registry.remember_names(live)
             self._check_coverage(opt, record, params, live, bool(meta))
             self._check_wrappers_used(live, step)
         self._check_state(opt, record, step)

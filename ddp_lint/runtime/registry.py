@@ -34,6 +34,7 @@ class OptimizerRecord:
     checking: bool = False
     last_total: int = 0
     since_total: int = 0
+    backwards_seen: int = 0  # the monitor's backward count at this optimizer's last step
     unchanged_checks: int = 0
     # Parameters with a gradient and their sums before the step now running (check steps only).
     pre_step_sums: Optional[Tuple[List[torch.Tensor], List[float]]] = None

@@ -1,0 +1,182 @@
+"""The shared analysis, one behaviour per case: holders, parameter sources, placements, handles,
+precision and branches. Each case is a small program and the codes it must produce (ALL selected)."""
+import pytest
+
+from ddp_lint.engine import lint_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+H = "import torch\n"
+
+
+def codes(source):
+    return sorted({f.code for f in lint_source(source, settings=ALL)})
+
+
+HOLDERS = {
+    **{f"torch.optim.{name}": f"opt = torch.optim.{name}(model.parameters())\n" for name in
+       ["SGD", "Adam", "AdamW", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam", "RMSprop", "Rprop", "SparseAdam", "Adafactor"]},
+    "import alias module": "import torch.optim as optim\nopt = optim.Adam(model.parameters())\n",
+    "from import alias": "from torch.optim import Adam as A\nopt = A(model.parameters())\n",
+    "apex": "from apex.optimizers import FusedAdam\nopt = FusedAdam(model.parameters())\n",
+    "bitsandbytes": "import bitsandbytes as bnb\nopt = bnb.optim.AdamW8bit(model.parameters())\n",
+    "transformers": "from transformers import AdamW\nopt = AdamW(model.parameters())\n",
+    "timm factory": "from timm.optim import create_optimizer_v2\nopt = create_optimizer_v2(model, 'adamw', lr=1e-3)\n",
+    "lion": "from lion_pytorch import Lion\nopt = Lion(model.parameters(), lr=1e-4)\n",
+    "ema": "from torch_ema import ExponentialMovingAverage\nema = ExponentialMovingAverage(model.parameters(), decay=0.99)\n",
+    "swa": "from torch.optim.swa_utils import AveragedModel\nswa = AveragedModel(model)\n",
+    "generic build_optimizer": "opt = build_optimizer(cfg, model)\n",
+    "generic init_optimizers": "opts = trainer.init_optimizers(model)\n",
+    "configure_optimizers on model": "opt = model.configure_optimizers()\n",
+    "custom Optimizer class": "opt = MyShinyOptimizer(model.parameters())\n",
+    "same-module helper": "def make(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\nopt = make(model)\n",
+    "same-module helper via variable": "def make(m):\n    o = torch.optim.SGD(m.parameters(), lr=0.1)\n    return o\nopt = make(model)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOLDERS))
+def test_holder_kinds_are_recognised(name):
+    assert "DDP101" in codes(H + HOLDERS[name] + "model.cuda()\n")
+
+
+SOURCES = {
+    "parameters": "model.parameters()",
+    "named_parameters comprehension": "[p for n, p in model.named_parameters()]",
+    "submodule": "model.encoder.parameters()",
+    "ddp .module": "model.module.parameters()",
+    "filter": "filter(lambda p: p.requires_grad, model.parameters())",
+    "param group dicts": "[{'params': model.encoder.parameters()}, {'params': model.head.parameters(), 'lr': 1e-4}]",
+    "chain": "itertools.chain(model.a.parameters(), model.b.parameters())",
+    "list()": "list(model.parameters())",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_parameter_sources(name):
+    assert codes(H + f"opt = torch.optim.Adam({SOURCES[name]})\nmodel.cuda()\n") == ["DDP101"]
+
+
+def test_derived_parameter_variables_and_no_decay_split():
+    source = H + (
+        "decay, no_decay = [], []\n"
+        "for n, p in model.named_parameters():\n"
+        "    if 'bias' in n:\n"
+        "        no_decay.append(p)\n"
+        "    else:\n"
+        "        decay.append(p)\n"
+        "groups = [{'params': decay, 'weight_decay': 0.01}, {'params': no_decay, 'weight_decay': 0.0}]\n"
+        "params = model.parameters()\n"
+        "opt = torch.optim.AdamW(params)\n"
+        "opt2 = torch.optim.AdamW(groups)\n"
+        "model.cuda()\n"
+    )
+    assert [f.code for f in lint_source(source, settings=ALL)] == ["DDP101", "DDP101"]
+
+
+def test_append_into_list_makes_it_a_parameter_source():
+    source = H + "ps = []\nfor p in model.parameters():\n    ps.append(p)\nopt = torch.optim.SGD(ps, lr=0.1)\nmodel.half()\n"
+    assert codes(source) == ["DDP101"]
+
+
+PLACEMENTS = {
+    "to device": ("model.to(device)", "DDP101"),
+    "to rank": ("model.to(rank)", "DDP101"),
+    "to dtype": ("model.to(torch.float16)", "DDP101"),
+    "to dtype kw": ("model.to(dtype=torch.bfloat16)", "DDP101"),
+    "cuda": ("model.cuda()", "DDP101"),
+    "half": ("model.half()", "DDP101"),
+    "float": ("model.float()", "DDP101"),
+    "double": ("model.double()", "DDP101"),
+    "bfloat16": ("model.bfloat16()", "DDP101"),
+    "type": ("model.type(torch.float64)", "DDP101"),
+    "to_empty": ("model.to_empty(device='cuda')", "DDP001"),
+    "xla": ("model.to(xm.xla_device())", "DDP001"),
+    "xla string": ("model.to('xla')", "DDP001"),
+    "ddp": ("model = torch.nn.parallel.DistributedDataParallel(model)", "DDP201"),
+    "data parallel": ("model = torch.nn.DataParallel(model)", "DDP201"),
+    "fsdp default": ("model = torch.distributed.fsdp.FullyShardedDataParallel(model)", "DDP001"),
+    "fsdp orig params": ("model = torch.distributed.fsdp.FullyShardedDataParallel(model, use_orig_params=True)", "DDP103"),
+    "fully_shard": ("torch.distributed.fsdp.fully_shard(model)", "DDP001"),
+    "parallelize_module": ("from torch.distributed.tensor.parallel import parallelize_module\nparallelize_module(model, mesh, plan)", "DDP001"),
+    "compile": ("model = torch.compile(model)", "DDP201"),
+    "compile method": ("model.compile()", "DDP201"),
+    "deepcopy rebind": ("import copy\nmodel = copy.deepcopy(model)", "DDP001"),
+    "assign load": ("model.load_state_dict(sd, assign=True)", "DDP001"),
+    "weight_norm": ("torch.nn.utils.weight_norm(model.fc)", "DDP001"),
+    "prepare_qat": ("model = torch.ao.quantization.prepare_qat(model)", "DDP001"),
+    "prepare_qat inplace": ("torch.ao.quantization.prepare_qat(model, inplace=True)", "DDP201"),
+    "fuse_modules": ("model = torch.ao.quantization.fuse_modules(model, [['conv', 'bn']])", "DDP001"),
+    "submodule reassignment": ("model.fc = torch.nn.Linear(512, 10)", "DDP001"),
+    "sync batchnorm": ("model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)", "DDP201"),
+    "nested": ("model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[0])", "DDP101 DDP201"),
+    "chained": ("model = model.cuda().half()", "DDP101"),
+    "overwrite flag": ("torch.__future__.set_overwrite_module_params_on_conversion(True)\nmodel.to(device)", "DDP001"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLACEMENTS))
+def test_placements(name):
+    placement, expected = PLACEMENTS[name]
+    assert codes(H + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + placement + "\n") == expected.split()
+
+
+NO_PLACEMENT = ["model.to('cpu')", "model.cpu()", "model.to(memory_format=torch.channels_last)", "model.train()",
+                "model.eval()", "model.type()", "model.load_state_dict(sd)", "torch.distributed.fsdp.fully_shard(other)"]
+
+
+@pytest.mark.parametrize("statement", NO_PLACEMENT)
+def test_operations_that_are_not_placements(statement):
+    assert codes(H + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + statement + "\n") == []
+
+
+HANDLES = {
+    "reassign via to": ("model = model.to(device)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = model.to(device)\n", []),
+    "ddp alias then half": ("opt = torch.optim.SGD(model.parameters(), lr=0.1)\nddp = torch.nn.parallel.DistributedDataParallel(model)\nddp.half()\n", ["DDP003", "DDP101", "DDP201"]),
+    "alias name": ("net = model\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\nmodel.cuda()\n", ["DDP101"]),
+    "tuple assignment": ("class T:\n    def __init__(self, model, opt):\n        self.model, self.opt = model, torch.optim.SGD(model.parameters(), lr=0.1)\n        self.model.cuda()\n", ["DDP101"]),
+    "rebinding ends the handle": ("opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = Net()\nmodel.cuda()\n", []),
+    "self attribute across methods": ("class T:\n    def setup(self):\n        self.net.cuda()\n    def __init__(self):\n        self.net = Net()\n        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)\n", ["DDP101"]),
+    "helper that moves": ("def place(m):\n    m.cuda()\n    return m\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = place(model)\n", ["DDP101"]),
+    "self.method that moves": ("class T:\n    def __init__(self):\n        self.m = Net()\n        self.o = torch.optim.Adam(self.m.parameters())\n        self.o.load_state_dict(sd)\n        self.place()\n    def place(self):\n        self.m.cuda()\n", ["DDP002"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HANDLES))
+def test_handles_and_aliases(name):
+    source, expected = HANDLES[name]
+    assert codes(H + source) == expected
+
+
+PRECISION = {
+    "tensors moved in the loop": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n    x, y = x.to(device), y.to(device)\n    batch = {k: v.cuda() for k, v in b.items()}\n",
+    "loss module moved": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\ncriterion = torch.nn.CrossEntropyLoss().to(device)\ncriterion.cuda()\n",
+    "other model (GAN)": "opt_d = torch.optim.Adam(disc.parameters())\ngen.cuda()\n",
+    "deep copy for EMA": "import copy\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nema = copy.deepcopy(model)\nema.cuda()\n",
+    "already placed round trip": "model.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cpu()\nmodel.cuda()\n",
+    "rebuilt after the placement": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+    "accelerate": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel, opt = accelerator.prepare(model, opt)\n",
+    "fabric": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel, opt = fabric.setup(model, opt)\n",
+    "deepspeed": "import deepspeed\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nengine, opt, _, _ = deepspeed.initialize(model=model, optimizer=opt)\n",
+    "apex amp": "from apex import amp\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel, opt = amp.initialize(model, opt)\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",
+    "placement in another function": "def a():\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\ndef b():\n    model.cuda()\n",
+    "exclusive branches": "if resume:\n    opt = torch.optim.Adam(model.parameters())\nelse:\n    model.cuda()\n",
+    "fully_shard meta then to_empty": "torch.distributed.fsdp.fully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
+    "moved inside forward": "class M(torch.nn.Module):\n    def forward(self, x):\n        self.buf = self.buf.to(x.device)\n        return x\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+    "optimize is not an optimizer": "fast = torch._dynamo.optimize('inductor')(model)\nmodel.cuda()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRECISION))
+def test_precision_cases_do_not_fire(name):
+    assert codes(H + PRECISION[name]) == []
+
+
+def test_conditional_placement_fires_and_says_so():
+    (finding,) = lint_source(H + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nif args.cuda:\n    model.cuda()\n", settings=ALL)
+    assert finding.code == "DDP101" and "conditionally, under `if args.cuda:`" in finding.message
+
+
+def test_message_names_the_placement_and_its_line():
+    (finding,) = lint_source(H + "opt = torch.optim.Adagrad(model.parameters())\n\nmodel.to(device)\n", settings=ALL)
+    assert finding.code == "DDP002" and "`model.to(device)` on line 4" in finding.message and "crashes" in finding.message
+    assert [(r.line, r.role) for r in finding.related] == [(4, "placement")]
