@@ -15,7 +15,7 @@ import json
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .engine import analyse_source
 from .findings import Finding

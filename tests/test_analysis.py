@@ -162,6 +162,7 @@ PRECISION = {
     "exclusive branches": "if resume:\n    opt = torch.optim.Adam(model.parameters())\nelse:\n    model.cuda()\n",
     "fully_shard meta then to_empty": "torch.distributed.fsdp.fully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
     "moved inside forward": "class M(torch.nn.Module):\n    def forward(self, x):\n        self.buf = self.buf.to(x.device)\n        return x\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+    "half then float round trip": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.half().float()\n",
     "optimize is not an optimizer": "fast = torch._dynamo.optimize('inductor')(model)\nmodel.cuda()\n",
 }
 

@@ -11,6 +11,7 @@ from .events import (
     DiscardedWrapperEvent,
     ForwardEvent,
     HolderEvent,
+    Site,
     ManagedEvent,
     PlacementEvent,
     RebindEvent,
@@ -92,6 +93,15 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     return story
 
 
+def _runs_after(first: Site, second: Site) -> bool:
+    """Source order is execution order within one function; across a class's methods only `__init__`
+    is known to run first. An event replayed from a helper (`self.setup()`) is ordered at its call."""
+    a, b = _root(first), _root(second)
+    if a is b:
+        return True
+    return a is not None and a.name.value == "__init__"
+
+
 def _root(site):
     first = site.chain[0] if site.chain else None
     return first if isinstance(first, cst.FunctionDef) else None
@@ -110,6 +120,8 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
             if not (isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.CAST)):
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
+                continue
+            if not _runs_after(wrap.site, event.site):
                 continue
             if event.operation == "float":
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks

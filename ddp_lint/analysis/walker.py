@@ -33,6 +33,10 @@ from .names import ImportTable, dotted_name
 # `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)`, `optimize_for_inference`,
 # `_verify_is_manual_optimization`, which do not build an optimizer.
 _GENERIC_HOLDER_NAME = re.compile(r"optim(?!i[sz]e(?!r)|i[sz]ation)", re.IGNORECASE)
+# Among several arguments of an optimizer factory, these name the module; the others are settings.
+_MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
+# An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
+_PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
 _GENERIC_HOLDER_DENY = frozenset(
     {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
 )
@@ -74,6 +78,8 @@ class Value:
     holder: Optional[HolderEvent] = None
     xla: bool = False
     copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`
+    # Placements applied to a new object before it has a name (`model = Net().to(device)`).
+    pending: Tuple[PlacementEvent, ...] = ()
 
 
 _EMPTY = Value()
@@ -307,6 +313,8 @@ class ScopeWalker:
         else:
             handle = Handle(next(self.ids), (), key)
             self.origins[handle.obj] = Origin("local", key)
+        for event in value.pending:
+            self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
         if value.holder is not None and value.holder.var is None:
             value.holder.var = key
         self.env[key] = Binding(handle, value.params, value.holder, value.xla)
@@ -401,9 +409,11 @@ class ScopeWalker:
             result = self._generic_holder(call, dotted, receiver, args)
             if result is not None:
                 return result
-        params = receiver.params | frozenset().union(*(value.params | _handles(value) for _, value in args)) if args else receiver.params
-        if receiver.handle is not None and method not in cat.SELF_RETURNING_METHODS:
-            params = params | {receiver.handle}
+        params = receiver.params.union(*(value.params for _, value in args))
+        if dotted and _PARAM_COLLECTOR.search(dotted.rsplit(".", 1)[-1]):
+            params = params.union(*(_handles(value) for _, value in args))
+            if receiver.handle is not None:
+                params = params | {receiver.handle}
         return Value(params=params, xla=xla)
 
     def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool) -> Optional[Value]:
@@ -434,6 +444,13 @@ class ScopeWalker:
 
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
         handle = receiver.handle
+        if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holder:
+            kind, label, argument = _classify_method_placement(method, cat.METHOD_PLACEMENTS[method], call, args)
+            if kind is None:
+                return Value(pending=receiver.pending)
+            placeholder = Handle(-1, (), "")
+            event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method)
+            return Value(pending=receiver.pending + (event,))
         if method in cat.STATE_METHODS and receiver.holder is not None:
             self._emit(StateEvent(self._site(call), receiver.holder, method))
             return _EMPTY
@@ -454,6 +471,8 @@ class ScopeWalker:
             self._emit(PlacementEvent(self._site(call), handle, cat.REPLACE, ".load_state_dict(..., assign=True)"))
             return _EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
+        if placement is not None and method == "float" and self._undo_cast(call):
+            return Value(handle=handle)  # `model.half().float()`: a round trip that leaves float32
         if placement is not None:
             kind, label, argument = _classify_method_placement(method, placement, call, args)
             if kind is not None:
@@ -464,6 +483,14 @@ class ScopeWalker:
         if method in cat.SELF_RETURNING_METHODS:
             return Value(handle=handle)
         return None
+
+    def _undo_cast(self, call: cst.Call) -> bool:
+        inner = call.func.value if isinstance(call.func, cst.Attribute) else None
+        events = self.scope.events
+        if events and isinstance(events[-1], PlacementEvent) and events[-1].site.node is inner and events[-1].kind == cat.CAST:
+            events.pop()
+            return True
+        return False
 
     def _helper_effect(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         summary = None
@@ -527,10 +554,14 @@ class ScopeWalker:
 
     def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = _EMPTY) -> Optional[Value]:
         models = set()
+        passed = set()
         for arg, value in args:
             models.update(value.params)
             if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and value.holder is None:
-                models.add(value.handle)
+                if value.handle.text.count(".") == 0 or (value.handle.text.startswith("self.") and value.handle.text.count(".") == 1):
+                    passed.add(value.handle)  # `cfg.optimizer`, `args.lr` are settings, not modules
+        modelish = {h for h in passed if _MODEL_NAME.search(h.text)}
+        models.update(modelish or passed)
         if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY:
             # `model.configure_optimizers(...)`: the receiver is the model. A trainer's `self` is only the
             # model when nothing else was passed (a LightningModule calling its own factory).

@@ -71,7 +71,8 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
                         help=f"full invariant and cross-rank checks every N steps, besides the first ones "
                              f"(default {DEFAULT_CHECK_EVERY})")
     parser.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"stop the script and every process it started after this long (default {DEFAULT_TIMEOUT:g})")
+                        help=f"stop the script and every process it started after this long "
+                             f"(default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--launcher", choices=("auto", "torchrun", "direct"), default="auto",
                         help="auto: torchrun for N > 1, a plain process for N = 1")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -80,15 +81,18 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_parser() -> _Parser:
-    parser = _Parser(prog="ddp-lint run", description="Run a training script under torchrun with the ddp-lint monitor in every rank.")
+    parser = _Parser(prog="ddp-lint run",
+                     description="Run a training script under torchrun with the ddp-lint monitor in every rank.")
     parser.add_argument("--quiet", action="store_true", help="do not copy the script's output to stderr")
     _add_launch_options(parser)
     return parser
 
 
 def _verify_parser() -> _Parser:
-    parser = _Parser(prog="ddp-lint verify", description="Fix a copy of the script, run both under the monitor, compare.")
-    parser.add_argument("--seed", type=int, default=0, help="seed set in both runs before the script starts (default 0)")
+    parser = _Parser(prog="ddp-lint verify",
+                     description="Fix a copy of the script, run both under the monitor, compare.")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed set in both runs before the script starts (default 0)")
     parser.add_argument("--show-output", action="store_true", help="copy both scripts' output to stderr")
     _add_launch_options(parser)
     return parser

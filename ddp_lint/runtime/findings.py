@@ -88,7 +88,8 @@ class RuntimeFinding:
             message=str(data["message"]),
             path=str(data["path"]),
             line=int(data["line"]),  # type: ignore[arg-type]
-            related=[Related(str(r["path"]), int(r["line"]), str(r.get("note", ""))) for r in data.get("related", [])],  # type: ignore[union-attr]
+            related=[Related(str(r["path"]), int(r["line"]), str(r.get("note", "")))
+                     for r in data.get("related", [])],  # type: ignore[union-attr]
             ranks=[int(r) for r in data.get("ranks", [])],  # type: ignore[union-attr]
             step=None if data.get("step") is None else int(data["step"]),  # type: ignore[arg-type]
             outcome=str(data.get("outcome", "")),

@@ -32,6 +32,15 @@ def with_grad(params: Iterable[torch.Tensor]) -> List[torch.Tensor]:
     return [p for p in params if p.grad is not None]
 
 
+def any_grad(opt: Any) -> bool:
+    """Whether any parameter of `opt` has a gradient; stops at the first (the per-step probe)."""
+    for group in opt.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                return True
+    return False
+
+
 def orphan_grads(live: Sequence[Tuple[str, torch.Tensor]], owned_ids: Set[int]) -> List[Tuple[str, torch.Tensor]]:
     """I2 (partial): live parameters that received a gradient but that no optimizer holds."""
     return [(name, p) for name, p in live if p.grad is not None and id(p) not in owned_ids]

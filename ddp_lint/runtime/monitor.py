@@ -91,7 +91,7 @@ class Monitor:
         self._last_loss: Optional[torch.Tensor] = None
         self._backwards = 0
         self._in_step: Optional[OptimizerRecord] = None
-        self._initial_written = False
+        self._initial_written: set = set()  # optimizer indexes whose initial fingerprint is out
         self._diverged = False
 
     # ------------------------------------------------------------------ install
@@ -556,12 +556,12 @@ class Monitor:
         record.steps += 1
         self._in_step = record
         record.since_total = record.last_total
-        if self.config.trace and not self._initial_written:
+        if self.config.trace and record.index not in self._initial_written:
             self._write_initial(record)
         record.checking = record.dirty or self.config.is_check_step(record.steps)
         if record.checking:
             self._check_before_step(opt, record)
-        elif self._backwards != record.backwards_seen and not any(p.grad is not None for p in record.params()):
+        elif self._backwards != record.backwards_seen and not inv.any_grad(opt):
             # The per-step sentinel: a backward ran and none of this optimizer's parameters got a
             # gradient. Diagnosing needs the forward roots, so check fully at the next step.
             record.dirty = self._any_dirty = True
@@ -723,11 +723,13 @@ class Monitor:
         return [p for _, p in live]
 
     def _write_initial(self, record: OptimizerRecord) -> None:
+        # Per optimizer: a helper that steps once (making a checkpoint, say) must not become the
+        # baseline of the training loop's model.
         params = self._live_now()
         if not params:
             return
-        self._initial_written = True
-        self._record(INITIAL, fingerprint=fingerprint(params))
+        self._initial_written.add(record.index)
+        self._record(INITIAL, optimizer=record.index, fingerprint=fingerprint(params))
 
     def _write_step(self, record: OptimizerRecord) -> None:
         loss = None

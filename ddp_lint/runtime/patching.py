@@ -76,7 +76,8 @@ class Patcher:
         self._replaced.append((owner, attr, original))
         return True
 
-    def replace_function(self, module: ModuleType, attr: str, make: Callable[[Any], Any], reexports: Sequence[str]) -> bool:
+    def replace_function(self, module: ModuleType, attr: str, make: Callable[[Any], Any],
+                         reexports: Sequence[str]) -> bool:
         """Replace a module-level function and every already-imported re-export of it.
 
         Re-exporting modules imported afterwards copy the replacement by themselves.

@@ -83,6 +83,10 @@ class DDPRecord:
 class Registry:
     def __init__(self) -> None:
         self._optimizers: "weakref.WeakKeyDictionary[Any, OptimizerRecord]" = weakref.WeakKeyDictionary()
+        # The step hooks look records up twice per step; a dict by id is several times faster
+        # than the WeakKeyDictionary (which builds a weakref per lookup). Entries leave with
+        # their optimizer through the record's weakref callback.
+        self._by_id: Dict[int, OptimizerRecord] = {}
         self._count = 0
         # Events keyed by the parameter they touched: old objects for replacements, the same
         # object for conversions. Weak on the tensor, so dead models drop out.
@@ -93,15 +97,22 @@ class Registry:
 
     # optimizers
     def add_optimizer(self, opt: Any, site: Optional[Site]) -> OptimizerRecord:
-        record = self._optimizers.get(opt)
+        record = self.optimizer(opt)
         if record is None:
             self._count += 1
-            record = OptimizerRecord(weakref.ref(opt), self._count, type(opt).__name__, site)
+            key = id(opt)
+            by_id = self._by_id
+            ref = weakref.ref(opt, lambda _, key=key: by_id.pop(key, None))
+            record = OptimizerRecord(ref, self._count, type(opt).__name__, site)
             self._optimizers[opt] = record
+            self._by_id[key] = record
         return record
 
     def optimizer(self, opt: Any) -> Optional[OptimizerRecord]:
-        return self._optimizers.get(opt)
+        record = self._by_id.get(id(opt))
+        if record is not None and record.ref() is opt:
+            return record
+        return None
 
     def live_optimizers(self) -> List[Tuple[Any, OptimizerRecord]]:
         return sorted(self._optimizers.items(), key=lambda item: item[1].index)

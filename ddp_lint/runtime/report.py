@@ -15,26 +15,49 @@ TAIL_SHOWN = 12
 
 @dataclass
 class RankTrace:
-    """What one rank recorded in trace mode: the model before the first step and after each."""
+    """What one rank recorded in trace mode: the model before each optimizer's first step and after each step.
 
-    initial: Optional[Dict[str, object]] = None
+    The training loop is the optimizer that started the most steps, the last built on a tie:
+    a helper that steps once before training (a checkpoint maker, say) is left out of losses and
+    checksums even when the loop crashes in its first step.
+    """
+
+    initial: Dict[int, Dict[str, object]] = field(default_factory=dict)
     steps: List[Dict[str, object]] = field(default_factory=list)
+    started: Dict[int, int] = field(default_factory=dict)  # steps begun per optimizer (the rank's end record)
+
+    def main_optimizer(self) -> int:
+        counts: Dict[int, int] = dict(self.started)
+        if not counts:
+            for index in self.initial:
+                counts[index] = 1
+            for row in self.steps:
+                index = int(row.get("optimizer", 1))  # type: ignore[arg-type]
+                counts[index] = max(counts.get(index, 0), int(row.get("step", 0)))  # type: ignore[arg-type]
+        if not counts:
+            return 1
+        return max(sorted(counts), key=lambda index: (counts[index], index))
+
+    def _main_steps(self) -> List[Dict[str, object]]:
+        main = self.main_optimizer()
+        return [row for row in self.steps if int(row.get("optimizer", 1)) == main]  # type: ignore[arg-type]
 
     def final(self) -> Optional[Dict[str, object]]:
-        for row in reversed(self.steps):
+        for row in reversed(self._main_steps()):
             if row.get("fingerprint"):
                 return row["fingerprint"]  # type: ignore[return-value]
         return None
 
-    def losses(self, optimizer: int = 1) -> List[Optional[float]]:
-        return [row.get("loss") for row in self.steps if row.get("optimizer") == optimizer]  # type: ignore[misc]
+    def losses(self) -> List[Optional[float]]:
+        return [row.get("loss") for row in self._main_steps()]  # type: ignore[misc]
 
     def params_changed(self) -> Optional[tuple]:
         """(changed, total) parameters between the first and last fingerprint, None if unknown."""
         final = self.final()
-        if self.initial is None or final is None:
+        initial = self.initial.get(self.main_optimizer())
+        if initial is None or final is None:
             return None
-        before, after = self.initial.get("hashes", []), final.get("hashes", [])
+        before, after = initial.get("hashes", []), final.get("hashes", [])
         if len(before) != len(after):  # type: ignore[arg-type]
             return None
         pairs = [(a, b) for a, b in zip(before, after) if a is not None or b is not None]  # type: ignore[arg-type]
@@ -107,7 +130,7 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
                     rel.path = display_path(rel.path, path_map)
                 findings.append(finding)
             elif kind == INITIAL:
-                trace.initial = row.get("fingerprint")  # type: ignore[assignment]
+                trace.initial[int(row.get("optimizer", 1))] = row.get("fingerprint")  # type: ignore
             elif kind == STEP:
                 trace.steps.append(row)
             elif kind == END:
@@ -116,6 +139,7 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
                 # maker, say) does not add to the training loop's steps.
                 per_optimizer = row.get("steps") or {}
                 steps = max([steps, *(int(v) for v in per_optimizer.values())])  # type: ignore[union-attr]
+                trace.started = {int(k): int(v) for k, v in per_optimizer.items()}  # type: ignore[union-attr]
                 if row.get("error"):
                     errors[rank] = str(row["error"])
                 if row.get("in_step"):
@@ -123,8 +147,7 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
     # A rank that never wrote its closing record crashed hard or was killed; count its steps from
     # the trace if there is one.
     for trace in traces.values():
-        if trace.steps:
-            steps = max(steps, len(trace.steps))
+        steps = max(steps, len(trace.losses()))
     return RunReport(
         script=display_path(os.path.abspath(script), path_map),
         nproc=nproc,
@@ -213,4 +236,3 @@ def report_json(report: RunReport) -> Dict[str, object]:
 
 def render_json(report: RunReport) -> str:
     return json.dumps(report_json(report), indent=2) + "\n"
-

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .findings import RuntimeFinding
 from .launcher import LaunchSpec, launch
-from .report import RunReport, build_report, display_path, report_json, script_status
+from .report import RunReport, build_report, display_path, report_json
 
 NEVER_CHANGED = "model never changed"
 
@@ -193,9 +193,9 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
             except Exception as exc:
                 raise VerifyUnavailable(f"ddp-lint verify: the static engine failed on the fixed copy: "
                                         f"{type(exc).__name__}: {exc}") from None
-            fixed = Side("fixed", static_fixed,
-                          build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
-                                      path_map={fixed_path: f"{shown} [fixed]"}))
+            fixed_report = build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
+                                        path_map={fixed_path: f"{shown} [fixed]"})
+            fixed = Side("fixed", static_fixed, fixed_report)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     diff = list(difflib.unified_diff(source.splitlines(), fixed_source.splitlines(),
@@ -216,6 +216,18 @@ def _runtime_cell(side: Optional[Side]) -> str:
     if side is None:
         return "(not run)"
     return ", ".join(f"{f.code} line {f.line} ({f.severity})" for f in side.report.findings) or "none"
+
+
+def _run_cell(side: Optional[Side]) -> str:
+    if side is None:
+        return "(not run)"
+    report = side.report
+    if report.timed_out:
+        return f"timed out after {report.timeout:g}s"
+    if report.failed:
+        error = report.first_error()
+        return f"exit {report.exit_code}" + (f": {error}" if error else "")
+    return f"exit 0, {report.steps} step{'s' if report.steps != 1 else ''}"
 
 
 def _checksum_cell(side: Optional[Side]) -> str:
@@ -246,7 +258,7 @@ def render_text(result: VerifyResult) -> str:
     rows: List[Tuple[str, str, str]] = [
         ("static findings", _static_cell(o), _static_cell(f)),
         ("runtime findings", _runtime_cell(o), _runtime_cell(f)),
-        ("run", script_status(o.report), script_status(f.report) if f else "(not run)"),
+        ("run", _run_cell(o), _run_cell(f)),
     ]
     lo, lf = _losses(o), _losses(f)
     for i in range(max(len(lo), len(lf))):
@@ -260,7 +272,8 @@ def render_text(result: VerifyResult) -> str:
         return text if len(text) <= width else text[: width - 3] + "..."
 
     fixes = f"{result.applied} fix{'es' if result.applied != 1 else ''} applied"
-    lines = [f"ddp-lint verify {result.script} ({o.report.nproc} process{'es' if o.report.nproc != 1 else ''}, {fixes})", ""]
+    processes = f"{o.report.nproc} process{'es' if o.report.nproc != 1 else ''}"
+    lines = [f"ddp-lint verify {result.script} ({processes}, {fixes})", ""]
     lines.append(f"{'':18}  {'original':{width}}  fixed")
     for label, left, right in rows:
         lines.append(f"{label:18}  {cell(left):{width}}  {right}")

