@@ -14,10 +14,10 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError, find_config, load_config
-from .discovery import discover, is_excluded
+from .discovery import discover
 from .report import github, json_format, text
 from .report.model import RunResult
-from .rules import RULES, all_rules, documentation, rule_codes
+from .rules import RULES, all_rules, documentation
 from .runner import CHECK, DIFF, FIX, FileReport, process, strip_for_transfer
 from .settings import Selection, Settings
 

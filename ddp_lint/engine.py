@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, List, Optional, Union
 
@@ -16,7 +16,7 @@ from .rules import RULES
 from .rules.base import RuleHit
 from .settings import Settings
 from .findings import Finding, Related
-from .source import InputError, SourceText, decode
+from .source import InputError, decode
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 

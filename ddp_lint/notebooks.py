@@ -19,10 +19,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .engine import analyse_source
 from .findings import Finding
+from .runner import CHECK, DIFF, FileReport
 from .settings import Settings
 from .source import InputError, SourceText
-
-CHECK, FIX, DIFF = "check", "fix", "diff"
 
 # A statement the fixer never moves (it reads no name an optimizer binds) and no cell can contain.
 _BOUNDARY = "__ddp_lint_cell__"
@@ -59,10 +58,8 @@ class _Program:
 def process_notebook(
     path: str, source: SourceText, settings: Settings, mode: str = CHECK, unsafe: bool = False,
     from_stdin: bool = False,
-):
+) -> FileReport:
     """Check or fix one notebook; bad input is reported in the FileReport, never raised."""
-    from .runner import FileReport
-
     try:
         document = _load(source.text)
         program = _program(document)
@@ -340,10 +337,9 @@ def _in_cells(message: str, program: _Program, text: str) -> str:
 
 
 def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: bool, from_stdin: bool,
-         document: Dict[str, Any], program: _Program):
-    from .fixer.apply import fix_source
+         document: Dict[str, Any], program: _Program) -> FileReport:
+    from .fixer.apply import fix_source  # the fixer imports the engine: only fix runs need it
     from .fixer.writer import write_atomic
-    from .runner import FileReport
 
     try:
         result = fix_source(program.text, path, unsafe, settings)
@@ -448,7 +444,8 @@ def _only_sources_changed(document: Dict[str, Any], new_text: str, program: _Pro
     expected = copy.deepcopy(document)
     for cell in program.cells:
         if sources[cell.position] != cell.source:
-            expected["cells"][cell.index]["source"] = _split_lines(sources[cell.position]) if cell.as_list else sources[cell.position]
+            new = sources[cell.position]
+            expected["cells"][cell.index]["source"] = _split_lines(new) if cell.as_list else new
     return fixed == expected
 
 
@@ -500,7 +497,9 @@ def _indent_of(text: str) -> Optional[int]:
 
 def _prefers_ascii(text: str) -> bool:
     """True when the file escapes non-ASCII characters (`\\u00e9`) rather than writing them."""
-    return not any(ord(c) > 127 for c in text) and re.search(r"\\u00[89a-fA-F][0-9a-fA-F]|\\u0[1-9a-fA-F]", text) is not None
+    if any(ord(c) > 127 for c in text):
+        return False
+    return any(int(code, 16) > 127 for code in re.findall(r"\\u([0-9a-fA-F]{4})", text))
 
 
 def _has_spaced_separators(text: str) -> bool:

@@ -4,7 +4,6 @@ import os
 
 import pytest
 
-import ddp_lint
 from ddp_lint import cache as cache_module
 from ddp_lint.cli import main
 

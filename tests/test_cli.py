@@ -1,9 +1,7 @@
 """The `ddp-lint` command: output format, ordering, selection, noqa, exit codes and bad input."""
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

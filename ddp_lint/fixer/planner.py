@@ -1,8 +1,8 @@
 """Turns a holder finding into a statement move inside one block, or a one-line reason why not."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from ..findings import Finding
 from .model import RunResult
 
 

@@ -2,6 +2,7 @@
 import json
 import shutil
 
+import nbformat
 import pytest
 
 from ddp_lint.notebooks import process_notebook
@@ -127,6 +128,7 @@ def test_fix_rewrites_only_code_cell_sources_and_keeps_the_json_formatting(tmp_p
         "model.cuda()", "# plain SGD is enough here", "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
     ]
     assert ddp_lint("check", "--no-cache", str(path)).returncode == 0
+    nbformat.validate(nbformat.read(str(path), as_version=4))  # still a valid notebook for Jupyter's own reader
 
 
 @pytest.mark.parametrize(
