@@ -163,6 +163,8 @@ PRECISION = {
     "fully_shard meta then to_empty": "torch.distributed.fsdp.fully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
     "moved inside forward": "class M(torch.nn.Module):\n    def forward(self, x):\n        self.buf = self.buf.to(x.device)\n        return x\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
     "half then float round trip": "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.half().float()\n",
+    "device bound to the cpu": "device = torch.device('cpu')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to(device)\n",
+    "parameter-group helper is not an optimizer": "groups = get_optimizer_grouped_parameters(model, 0.01)\nmodel.cuda()\n",
     "optimize is not an optimizer": "fast = torch._dynamo.optimize('inductor')(model)\nmodel.cuda()\n",
 }
 
@@ -181,3 +183,8 @@ def test_message_names_the_placement_and_its_line():
     (finding,) = lint_source(H + "opt = torch.optim.Adagrad(model.parameters())\n\nmodel.to(device)\n", settings=ALL)
     assert finding.code == "DDP002" and "`model.to(device)` on line 4" in finding.message and "crashes" in finding.message
     assert [(r.line, r.role) for r in finding.related] == [(4, "placement")]
+
+
+def test_parameter_group_helper_feeds_the_optimizer_built_from_it():
+    source = H + "groups = get_optimizer_grouped_parameters(model, 0.01)\nopt = torch.optim.AdamW(groups)\nmodel.cuda()\n"
+    assert [(f.line, f.code) for f in lint_source(source, settings=ALL)] == [(3, "DDP101")]

@@ -198,3 +198,11 @@ def test_output_order_is_stable_across_jobs(tree, capsys):
     _, one, _ = run(capsys, "--no-cache", "-j", "1", ".")
     _, two, _ = run(capsys, "--no-cache", "-j", "2", ".")
     assert one == two and one.count("DDP101") == 8
+
+
+def test_show_source_prints_the_offending_and_placement_lines(tree, capsys):
+    _, out, _ = run(capsys, "--no-cache", "--show-source", "b.py")
+    assert "   4 | optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n     | ^" in out
+    assert "   5 | model.cuda()" in out
+    _, piped, _ = run(capsys, "--no-cache", "b.py")
+    assert " | " not in piped

@@ -69,6 +69,7 @@ class Binding:
     params: FrozenSet[Handle] = frozenset()
     holder: Optional[HolderEvent] = None
     xla: bool = False
+    cpu: bool = False  # `device = torch.device("cpu")`: moving there is a no-op
 
 
 @dataclass
@@ -317,7 +318,7 @@ class ScopeWalker:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
         if value.holder is not None and value.holder.var is None:
             value.holder.var = key
-        self.env[key] = Binding(handle, value.params, value.holder, value.xla)
+        self.env[key] = Binding(handle, value.params, value.holder, value.xla, _is_cpu_device(value_node))
 
     def _peek(self, node: cst.BaseExpression) -> Value:
         """The value of one element of a tuple already evaluated as a whole (no new events)."""
@@ -475,6 +476,8 @@ class ScopeWalker:
             return Value(handle=handle)  # `model.half().float()`: a round trip that leaves float32
         if placement is not None:
             kind, label, argument = _classify_method_placement(method, placement, call, args)
+            if kind == cat.MOVE and method == "to" and self._all_cpu(call):
+                kind = None
             if kind is not None:
                 if self.overwrite_flag and kind in (cat.MOVE, cat.CAST):
                     kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
@@ -483,6 +486,12 @@ class ScopeWalker:
         if method in cat.SELF_RETURNING_METHODS:
             return Value(handle=handle)
         return None
+
+    def _all_cpu(self, call: cst.Call) -> bool:
+        """`.to(device)` where every device-like argument is a name bound to the CPU in this scope."""
+        names = [dotted_name(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value == "device"]
+        bindings = [self.env.get(name) if name else None for name in names]
+        return bool(bindings) and all(b is not None and b.cpu for b in bindings)
 
     def _undo_cast(self, call: cst.Call) -> bool:
         inner = call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -541,8 +550,8 @@ class ScopeWalker:
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]
-        if terminal in _GENERIC_HOLDER_DENY:
-            return None
+        if terminal in _GENERIC_HOLDER_DENY or "param" in terminal.lower():
+            return None  # `get_optimizer_grouped_parameters(model)` collects parameters; the optimizer comes next
         if not _GENERIC_HOLDER_NAME.search(terminal) and not terminal.endswith("Optimizer"):
             qualified = self.imports.qualify(dotted)
             if qualified not in self.catalog.holders:
@@ -682,6 +691,14 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
         return None, "", ""
     argument = ", ".join(texts)
     return kind, f".to({argument})", argument
+
+
+def _is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"") == "cpu"
+    if isinstance(node, cst.Call) and dotted_name(node.func) in ("torch.device", "device") and len(node.args) == 1:
+        return _is_cpu_device(node.args[0].value)
+    return False
 
 
 def _is_dtype(text: str) -> bool:

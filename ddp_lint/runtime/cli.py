@@ -140,7 +140,11 @@ def run_main(argv: List[str]) -> int:
     if args is None:
         return 2
     spec = _spec(args, None if args.quiet else sys.stderr, trace=False, seed=None)
-    result = launch(spec)  # type: ignore[arg-type]
+    try:
+        result = launch(spec)  # type: ignore[arg-type]
+    except KeyboardInterrupt:  # the launcher has already stopped every process of the run
+        print("ddp-lint run: interrupted", file=sys.stderr)
+        return 130
     report = build_report(args.script, args.nproc, result, args.timeout)
     sys.stdout.write(render_json(report) if args.output_format == "json" else render_text(report))
     return exit_status(report)
@@ -159,6 +163,9 @@ def verify_main(argv: List[str]) -> int:
     spec = _spec(args, sys.stderr if args.show_output else None, trace=True, seed=args.seed)
     try:
         result = run_verify(args.script, list(args.script_args), spec)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        print("ddp-lint verify: interrupted", file=sys.stderr)
+        return 130
     except VerifyUnavailable as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         return 2

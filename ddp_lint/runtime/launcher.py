@@ -168,6 +168,19 @@ def terminate_tree(proc: "subprocess.Popen[bytes]") -> List[int]:
     return [proc.pid, *tree]
 
 
+def _kill_leftovers(launcher_pid: int, records: Dict[int, List[Dict[str, object]]]) -> List[int]:
+    """Kill what survived a finished run: the launcher's process group and each rank's group.
+
+    The ranks lead their own groups under torchrun; their pids come from the ranks' start records.
+    """
+    groups = [launcher_pid]
+    for rows in records.values():
+        groups.extend(int(row["pid"]) for row in rows if row.get("kind") == "start" and row.get("pid"))  # type: ignore
+    for pgid in groups:
+        _signal(pgid, signal.SIGKILL, group=True)
+    return groups
+
+
 def _pump(stream: "TextIO", tail: Deque[str], echo: Optional[TextIO]) -> None:
     for raw in iter(stream.readline, ""):
         line = raw.rstrip("\n")
@@ -203,8 +216,12 @@ def launch(spec: LaunchSpec) -> LaunchResult:
         except BaseException:
             terminate_tree(proc)
             raise
-        # A grandchild that outlived its parent can hold the pipe open; do not wait on it forever.
         reader.join(timeout=_GRACE_SECONDS)
+        records = read_records(out_dir)
+        if reader.is_alive():
+            # Something the script started outlived it and still holds the output pipe.
+            killed += _kill_leftovers(proc.pid, records)
+            reader.join(timeout=_GRACE_SECONDS)
         exit_code = TIMEOUT_EXIT_CODE if timed_out else (proc.returncode if proc.returncode is not None else 1)
         if exit_code < 0:
             exit_code = 128 - exit_code  # killed by a signal: the shell's convention
@@ -213,7 +230,7 @@ def launch(spec: LaunchSpec) -> LaunchResult:
             timed_out=timed_out,
             duration=time.monotonic() - started,
             output_tail=list(tail),
-            records=read_records(out_dir),
+            records=records,
             command=command,
             killed=killed,
         )

@@ -247,6 +247,16 @@ def single_rank_group():
         dist.destroy_process_group()
 
 
+def test_backend_option_overrides_the_scripts_choice() -> None:
+    # `--backend gloo` lets a script written for NCCL run on a CPU machine.
+    with Monitor(MonitorConfig(backend="gloo")):
+        dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+        try:
+            assert dist.get_backend() == "gloo"
+        finally:
+            dist.destroy_process_group()
+
+
 def test_ddp_then_cast_is_reported_on_the_conversion(monitor: Monitor, single_rank_group) -> None:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
