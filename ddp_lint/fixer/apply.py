@@ -34,20 +34,23 @@ def fix_source(
     first = analyse_source(text, path, settings)
     before = first.findings
     current, parsed = text, first
-    attempted = set()
+    seen = {text}
     for _ in range(MAX_PASSES):
         todo = fixable(parsed.findings, unsafe)
-        keys = {_attempt(f) for f in todo}
-        if not todo or keys & attempted:
-            break  # nothing left, or a fix did not take: stop rather than loop
-        attempted |= keys
-        new_text = apply_plans(parsed.module, _non_conflicting(todo))
-        if new_text == current:
+        if not todo:
             break
+        new_text = apply_plans(parsed.module, _non_conflicting(todo))
+        if new_text in seen:
+            break  # no progress, or an oscillation: stop with the last good text
         parse(new_text)  # raises InputError if the result does not parse: never written
+        seen.add(new_text)
         current = new_text
         parsed = analyse_source(current, path, settings)
     remaining = parsed.findings
+    stuck = {_key(f) for f in fixable(remaining, unsafe)} & {_key(f) for f in fixable(before, unsafe)}
+    if stuck and current != text:
+        # A fix that leaves its own finding behind did not do what it claimed: write nothing.
+        current, remaining = text, before
     still = {_key(f) for f in remaining}
     applied = sum(1 for f in before if _key(f) not in still)
     return FixResult(current, applied, remaining, before)
@@ -57,12 +60,6 @@ def _key(finding: Finding) -> Tuple[str, str]:
     node = finding.hit.node if finding.hit is not None else None
     text = cst.Module(body=[]).code_for_node(node).strip() if node is not None else str(finding.line)
     return finding.code, text
-
-
-def _attempt(finding: Finding) -> Tuple[str, str, str]:
-    """A finding and where its fix moves it: the same pair twice means the fix did not take."""
-    anchor = cst.Module(body=[]).code_for_node(finding.plan.anchor).strip()
-    return _key(finding) + (anchor,)
 
 
 def _non_conflicting(findings: Sequence[Finding]) -> List[FixPlan]:

@@ -118,7 +118,8 @@ def condition_phrase(holder_site: Site, placement_site: Site) -> str:
 
 def state_reason(holder: HolderEvent, step: Step, line_of: LineOf) -> str:
     if step.state is not None:
-        return f"`{holder.var or 'optimizer'}.{step.state.method}()` on line {line_of(step.state.site.node)} gives it state"
+        via = f" (inside `{step.state.site.via}`)" if step.state.site.via else ""
+        return f"`{holder.var or 'optimizer'}.{step.state.method}()`{via} on line {line_of(step.state.site.node)} gives it state"
     return f"{holder.label} allocates its state in __init__"
 
 

@@ -67,6 +67,12 @@ def _dist() -> Any:
 
 
 class Monitor:
+    """Everything one rank observes. `install()` patches torch, `uninstall()` restores it exactly.
+
+    Findings go to `self.findings` and, when a recorder is given, to the rank's records file as
+    they are found.
+    """
+
     def __init__(self, config: Optional[MonitorConfig] = None, recorder: Optional[RankRecorder] = None) -> None:
         self.config = config or MonitorConfig()
         self.recorder = recorder
@@ -93,6 +99,9 @@ class Monitor:
         self._in_step: Optional[OptimizerRecord] = None
         self._initial_written: set = set()  # optimizer indexes whose initial fingerprint is out
         self._diverged = False
+        # Steps begun per optimizer index; kept here because the optimizers are usually gone
+        # (garbage with the script's locals) by the time the rank writes its closing record.
+        self._step_counts: Dict[int, int] = {}
 
     # ------------------------------------------------------------------ install
     def install(self) -> "Monitor":
@@ -186,7 +195,7 @@ class Monitor:
 
     def finish(self, exit_code: int, error: Optional[str] = None, stopped_at_max_steps: bool = False) -> None:
         """Write the rank's closing record (steps, the exception and the step it broke in)."""
-        steps = {str(rec.index): rec.steps for _, rec in self.registry.live_optimizers() if rec.parent is None}
+        steps = {str(index): count for index, count in self._step_counts.items()}
         in_step = None
         if self._in_step is not None and error:
             in_step = {"optimizer": self._in_step.label, "step": self._in_step.steps}
@@ -554,6 +563,7 @@ class Monitor:
                 self._check_state(opt, record, record.parent.steps)
             return
         record.steps += 1
+        self._step_counts[record.index] = record.steps
         self._in_step = record
         record.since_total = record.last_total
         if self.config.trace and record.index not in self._initial_written:
@@ -658,7 +668,11 @@ class Monitor:
                         record, self.registry.events_for(params), record.unchanged_checks, record.steps))
             else:
                 record.unchanged_checks = 0
-        self._check_replicas(record.steps)
+        # The cross-rank check is a collective: every rank must reach it at the same step. Only
+        # the fixed schedule guarantees that (a dirty flag is rank-local), and only optimizers of
+        # replicated parameters are stepped on every rank.
+        if self.config.is_check_step(record.steps) and self._holds_replicated(record):
+            self._check_replicas(record.steps)
 
     # ------------------------------------------------------------------ cross-rank
     def _world_size(self) -> int:
@@ -675,6 +689,11 @@ class Monitor:
             return str(dist.get_backend())
         except Exception:  # a backend torch cannot name is not worth failing the step over
             return self.config.backend
+
+    def _holds_replicated(self, record: OptimizerRecord) -> bool:
+        if record.zero is not None:
+            return True
+        return self.registry.ddp_of(record.params()) is not None
 
     def _replicated(self) -> List[torch.Tensor]:
         """Parameters every rank must hold identically: under DDP, or stepped by ZeRO."""

@@ -42,6 +42,7 @@ def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple =
     fixed = fixed_run.json()
     assert codes(fixed) == [], fixed
     assert fixed["script_exit_code"] == 0 and fixed_run.returncode == 0, fixed_run.stderr[-2000:]
+    assert fixed["steps"] == 4
 
     # verify: the real fixer, both runs, the verdict.
     result = verify.json()
