@@ -27,7 +27,6 @@ class Parsed:
 
     module: cst.Module
     findings: List[Finding]
-    positions: Optional[object] = None
 
 
 @lru_cache(maxsize=8)

@@ -34,13 +34,6 @@ class HolderStory:
     holder: HolderEvent
     scope: ScopeEvents
     steps: List[Step] = field(default_factory=list)
-    later_events: List[object] = field(default_factory=list)  # every event after the holder, for the fixer
-
-    def first(self, predicate) -> Optional[Step]:
-        return next((step for step in self.steps if predicate(step)), None)
-
-    def all(self, predicate) -> List[Step]:
-        return [step for step in self.steps if predicate(step)]
 
 
 @dataclass
@@ -66,7 +59,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     earlier = [event for event in events[:index] if isinstance(event, PlacementEvent) and overlaps(event.handle)]
     placed_before = {event.kind for event in earlier if event.kind in (cat.MOVE, cat.CAST)}
     dtensor = any(event.operation in cat.DTENSOR_PLACEMENTS for event in earlier)
-    story = HolderStory(holder, scope, later_events=list(events[index + 1 :]))
+    story = HolderStory(holder, scope)
     states: List[StateEvent] = []
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:

@@ -161,7 +161,7 @@ class ScopeWalker:
                 for small in statement.body:
                     self._walk_small(small)
             elif isinstance(statement, cst.If):
-                self._walk_if(statement, 0)
+                self._walk_if(statement)
             elif isinstance(statement, (cst.For,)):
                 source = self._eval(statement.iter)
                 self._bind_target(statement.target, Value(params=source.params | _handles(source)))
@@ -204,18 +204,15 @@ class ScopeWalker:
         finally:
             self._chain = saved
 
-    def _walk_if(self, statement: cst.If, arm: int) -> None:
+    def _walk_if(self, statement: cst.If) -> None:
         self._eval(statement.test)
         self._with_branch(statement, 0, statement.test, lambda: self._walk_suite(statement.body))
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
-            self._with_branch(statement, 1, None, lambda: self._walk_statement_in_place(orelse))
+            # An `elif` belongs to the outer `if` statement: it adds no statement to the chain.
+            self._with_branch(statement, 1, None, lambda: self._walk_if(orelse))
         elif isinstance(orelse, cst.Else):
             self._with_branch(statement, 1, None, lambda: self._walk_suite(orelse.body))
-
-    def _walk_statement_in_place(self, statement: cst.If) -> None:
-        # An `elif` is part of the outer `if` statement: it adds no statement to the chain.
-        self._walk_if(statement, 0)
 
     def _with_branch(self, node: cst.CSTNode, arm: int, guard: Optional[cst.BaseExpression], walk) -> None:
         saved = (self._branches, self._guards)
