@@ -87,6 +87,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--corpus", type=Path, default=None, help="default: the installed torch package")
+    parser.add_argument("--anchor-runs", type=int, default=1, help="runs for the slow anchors (TorchFix, flake8)")
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--skip-flake8", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write the table here")
@@ -128,11 +129,11 @@ def main() -> int:
     shutil.rmtree(ruff_cache, ignore_errors=True)
     if not args.skip_torchfix:
         torchfix_bin = venv_with("torchfix-venv", ["torchfix"])
-        results["torchfix"] = measure([torchfix_bin / "torchfix", corpus], args.runs, "TorchFix (default rules)")
+        results["torchfix"] = measure([torchfix_bin / "torchfix", corpus], args.anchor_runs, "TorchFix (default rules)")
     if not args.skip_flake8:
         plain = venv_with("flake8-venv", ["flake8"])
-        results["flake8_plain"] = measure([plain / "flake8", "--exit-zero", "-j", "2", corpus], args.runs, "flake8 without ddp-lint")
-        results["flake8_plugin"] = measure([BIN / "flake8", "--exit-zero", "-j", "2", corpus], args.runs, "flake8 with the ddp-lint plugin")
+        results["flake8_plain"] = measure([plain / "flake8", "--exit-zero", "-j", "2", corpus], args.anchor_runs, "flake8 without ddp-lint")
+        results["flake8_plugin"] = measure([BIN / "flake8", "--exit-zero", "-j", "2", corpus], args.anchor_runs, "flake8 with the ddp-lint plugin")
 
     def ratio(a, b):
         return results[a]["median_s"] / results[b]["median_s"] if a in results and b in results else float("nan")
