@@ -166,6 +166,10 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
     "prepare setup initialize prepare_model_and_optimizer setup_optimizers".split()
 )
 
+# A call whose name matches this (ignoring case) and that receives a model builds an optimizer:
+# `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`.
+GENERIC_HOLDER_NAME = r"(?i)optim(?!i[sz]e(?!r)|i[sz]ation)"
+
 # Optimizer methods that create or load state (a later move strands it).
 STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}
 
@@ -245,29 +249,41 @@ class Catalog:
     def is_managed(self, qualified: str) -> bool:
         return qualified in self.managed_qualified or qualified.rsplit(".", 1)[-1] in self.managed_terminals
 
-    def placement_tokens(self) -> Tuple[str, ...]:
-        """Text one piece of which every placement needs: a finding cannot exist without one."""
-        words = {f".{name}(" for name in METHOD_PLACEMENTS}
-        words.update(name.rsplit(".", 1)[-1] for name in self.call_placements)
-        words.update(self.call_placement_terminals)
-        words.add("deepcopy")  # `model = copy.deepcopy(model)` replaces the parameters
-        words.add("assign")  # `load_state_dict(sd, assign=True)`
-        words.add("nn.")  # submodule reassignment `model.fc = nn.Linear(...)`
-        return tuple(sorted(words))
+    def prefilter(self, with_wraps: bool) -> "Prefilter":
+        """What a file's text must contain for any rule to fire (see `Prefilter`).
 
-    def holder_tokens(self) -> Tuple[str, ...]:
-        """Text one piece of which every holder needs (generic factories all contain `optim`/`Optim`)."""
-        words = {"optim", "Optim"}
-        words.update(name.rsplit(".", 1)[-1] for name in self.holders)
-        words.update(self.holder_terminals)
-        return tuple(sorted(words))
+        Every placement is a method call, a call of a cataloged function, `copy.deepcopy`, an
+        `assign=True` load or a module assigned to an attribute; every holder is a cataloged name or a
+        call whose name has `optim` in it (not `optimize`/`optimization`). Canonical-order wrappers
+        count only when the info rule that reports them is selected.
+        """
+        def needed(p: Placement) -> bool:
+            return with_wraps or p.kind != WRAP or p.ddp or p.sync_wrapper  # DDP also feeds DDP003/DDP104
 
-    def sync_wrapper_tokens(self) -> Tuple[str, ...]:
-        """Text that the holder-free rules (convert-after-wrap, discarded wrapper) need."""
-        names = {name for name, p in self.call_placements.items() if p.sync_wrapper}
-        words = {name.rsplit(".", 1)[-1] for name in names}
-        words.update(t for t, q in self.call_placement_terminals.items() if q in names)
-        return tuple(sorted(words))
+        methods = sorted(m for m, p in METHOD_PLACEMENTS.items() if needed(p))
+        calls = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if needed(p)}
+        calls.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and needed(self.call_placements[q]))
+        wrappers = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if p.sync_wrapper}
+        wrappers.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and self.call_placements[q].sync_wrapper)
+        return Prefilter(
+            placement_patterns=(r"\.(?:%s)\s*\(" % "|".join(methods), r"assign\s*=\s*True", r"\.\w+\s*=\s*(?:[\w.]*\.)?[A-Z]\w*\("),
+            placement_words=tuple(sorted(calls | {"deepcopy"})),
+            holder_pattern=GENERIC_HOLDER_NAME,
+            holder_words=tuple(sorted({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals))),
+            wrapper_words=tuple(sorted(wrappers)),
+        )
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """A sound, cheap text test. Words are matched as substrings (a superset of whole words, so still
+    sound) because CPython's `in` is much faster than a regular expression alternation."""
+
+    placement_patterns: Tuple[str, ...]
+    placement_words: Tuple[str, ...]
+    holder_pattern: str
+    holder_words: Tuple[str, ...]
+    wrapper_words: Tuple[str, ...]
 
 
 DEFAULT_CATALOG = Catalog()

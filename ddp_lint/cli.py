@@ -147,7 +147,7 @@ def check(args: argparse.Namespace) -> int:
         result.fixed += report.fixed
         if report.diff:
             outputs.append(report.diff)
-        if report.path == "-" and mode == FIX and report.output is not None:
+        if report.from_stdin and mode == FIX and report.output is not None:
             outputs.append(report.output)
     result.findings.sort(key=lambda f: f.sort_key())
     result.errors.sort()
@@ -172,7 +172,7 @@ def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespa
             raw = sys.stdin.buffer.read()
             display = args.stdin_filename or "-"
             report = process(display, settings, mode, args.unsafe_fixes, raw=raw, root=root)
-            report.path = display if display != "-" else "-"
+            report.from_stdin = True
             reports.append(report)
             continue
         cached = cache.get(path) if cache is not None else None

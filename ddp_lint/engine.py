@@ -13,7 +13,7 @@ from . import catalog as cat
 from .analysis.module import analyze_module
 from .analysis.stories import holder_stories
 from .rules import RULES
-from .rules.base import RuleHit
+from .rules.base import INFO, RuleHit
 from .settings import Settings
 from .findings import Finding, Related
 from .source import InputError, decode
@@ -29,32 +29,45 @@ class Parsed:
     findings: List[Finding]
 
 
-@lru_cache(maxsize=8)
-def _prefilter(catalog: cat.Catalog):
-    def pattern(words):
-        return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-
-    return pattern(catalog.placement_tokens()), pattern(catalog.holder_tokens()), pattern(catalog.sync_wrapper_tokens())
+@lru_cache(maxsize=16)
+def _prefilter(catalog: cat.Catalog, with_wraps: bool):
+    spec = catalog.prefilter(with_wraps)
+    return [re.compile(p) for p in spec.placement_patterns], re.compile(spec.holder_pattern), spec
 
 
-def could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG) -> bool:
-    """Sound text check: every finding needs a placement token and a holder or sync-wrapper token."""
-    placement, holder, wrapper = _prefilter(catalog)
-    if not placement.search(text):
+def could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
+    """Sound text check: every finding needs a placement token and a holder or sync-wrapper token.
+
+    `with_wraps=False` when no canonical-order (info) rule is selected: those wrappers then cannot
+    lead to a finding, and they are everywhere in PyTorch code (`torch.compile`, `jit.script`).
+    """
+    placements, holder, spec = _prefilter(catalog, with_wraps)
+    if not (any(p.search(text) for p in placements) or any(w in text for w in spec.placement_words)):
         return False
-    return bool(holder.search(text) or wrapper.search(text))
+    if ("ptim" in text or "PTIM" in text) and holder.search(text):  # a literal scan first: it is much cheaper
+        return True
+    if any(w in text for w in spec.holder_words):
+        return True
+    return any(w in text for w in spec.wrapper_words)
+
+
+def wraps_selected(settings: Settings) -> bool:
+    """Whether a canonical-order (info) rule runs: only those read wrappers that keep the parameters."""
+    return any(RULES[code].severity == INFO for code in settings.selection.codes())
 
 
 def lint_source(
-    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None
+    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True
 ) -> List[Finding]:
-    return analyse_source(source, path, settings).findings
+    return analyse_source(source, path, settings, prefilter).findings
 
 
-def analyse_source(source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None) -> Parsed:
+def analyse_source(
+    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True
+) -> Parsed:
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
-    if not could_match(text, settings.catalog):
+    if prefilter and not could_match(text, settings.catalog, wraps_selected(settings)):
         return Parsed(cst.Module(body=[]), [])
     module = parse(text)
     return Parsed(module, findings_for(module, text, path, settings))

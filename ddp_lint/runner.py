@@ -22,6 +22,7 @@ class FileReport:
     fixed: int = 0
     diff: Optional[str] = None
     output: Optional[str] = None  # the fixed text, for stdin
+    from_stdin: bool = False
 
 
 def settings_for(path: str, settings: Settings, root: str = "") -> Settings:
@@ -47,7 +48,7 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
         if path.endswith(".ipynb"):
             from .notebooks import process_notebook
 
-            return process_notebook(path, source, settings, mode, unsafe)
+            return process_notebook(path, source, settings, mode, unsafe, from_stdin=raw is not None)
         if mode == CHECK:
             from .engine import analyse_source  # parsing machinery only for files that need it
 

@@ -30,9 +30,7 @@ from .events import (
 )
 from .names import ImportTable, dotted_name
 
-# `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)`, `optimize_for_inference`,
-# `_verify_is_manual_optimization`, which do not build an optimizer.
-_GENERIC_HOLDER_NAME = re.compile(r"optim(?!i[sz]e(?!r)|i[sz]ation)", re.IGNORECASE)
+_GENERIC_HOLDER_NAME = re.compile(cat.GENERIC_HOLDER_NAME)
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).

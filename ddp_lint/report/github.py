@@ -17,6 +17,13 @@ def _escape_property(text: str) -> str:
 def render(result: RunResult) -> str:
     out = []
     for f in result.findings:
+        if f.cell is not None:
+            # A notebook finding's line is a line of a cell: GitHub would point at that line of the JSON file.
+            out.append(
+                f"::{_LEVEL[f.severity]} title={_escape_property(f'{f.code} {f.name}')},file={_escape_property(f.path)}"
+                f"::{_escape(f'{f.code} cell {f.cell}, line {f.line}: {f.message}')}"
+            )
+            continue
         out.append(
             f"::{_LEVEL[f.severity]} title={_escape_property(f'{f.code} {f.name}')},file={_escape_property(f.path)},"
             f"line={f.line},col={f.column},endLine={f.end_line},endColumn={f.end_column}::{_escape(f'{f.code} {f.message}')}"

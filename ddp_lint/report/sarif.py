@@ -24,6 +24,16 @@ def _region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> D
     return region
 
 
+def _location(path: str, cell, region: Dict[str, int]) -> Dict[str, Any]:
+    """A file region; for a notebook the line is a line of a cell, so the cell and line go in properties."""
+    if cell is None:
+        return {"physicalLocation": {"artifactLocation": {"uri": _uri(path)}, "region": region}}
+    return {
+        "physicalLocation": {"artifactLocation": {"uri": _uri(path)}},
+        "properties": {"cell": cell, "line": region["startLine"], "column": region["startColumn"]},
+    }
+
+
 def render(result: RunResult) -> str:
     rules = all_rules()
     index = {rule.code: i for i, rule in enumerate(rules)}
@@ -34,17 +44,11 @@ def render(result: RunResult) -> str:
             "ruleIndex": index[f.code],
             "level": _LEVEL[f.severity],
             "message": {"text": f.message},
-            "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": _region(f.line, f.column, f.end_line, f.end_column)}}
-            ],
+            "locations": [_location(f.path, f.cell, _region(f.line, f.column, f.end_line, f.end_column))],
         }
         if f.related:
             entry["relatedLocations"] = [
-                {
-                    "id": i,
-                    "message": {"text": f"{r.role}: {r.message}"},
-                    "physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}, "region": _region(r.line, r.column)},
-                }
+                {"id": i, "message": {"text": f"{r.role}: {r.message}"}, **_location(r.path, r.cell, _region(r.line, r.column))}
                 for i, r in enumerate(f.related)
             ]
         if f.fix and f.fix.get("available") and f.fix.get("edit"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,7 +39,7 @@ class LaunchSpec:
     config: MonitorConfig = field(default_factory=MonitorConfig)
     python: str = sys.executable
     echo: Optional[TextIO] = None  # where the script's output is copied as it runs
-    tail_lines: int = 40
+    tail_lines: int = 120  # torchrun's failure report alone takes ~30 of them
 
     def uses_torchrun(self) -> bool:
         return self.launcher == "torchrun" or (self.launcher == "auto" and self.nproc > 1)
@@ -181,6 +182,34 @@ def _kill_leftovers(launcher_pid: int, records: Dict[int, List[Dict[str, object]
     return groups
 
 
+# torchrun's own log lines ("W1202 13:55:58.476000 18492 .../torch/distributed/elastic/...").
+_LAUNCHER_LOG = re.compile(r"^[DIWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ .*torch/distributed/(elastic|run)")
+
+
+def script_lines(lines: List[str]) -> List[str]:
+    """The output without torchrun's own logging and its closing ChildFailedError report.
+
+    When a rank fails, torchrun ends the output with its traceback and a banner; the lines worth
+    showing are the rank's own, just before.
+    """
+    out: List[str] = []
+    for index, line in enumerate(lines):
+        if line.startswith("Traceback (most recent call last):") and _is_launcher_traceback(lines[index + 1:]):
+            break
+        if not _LAUNCHER_LOG.match(line):
+            out.append(line)
+    return out
+
+
+def _is_launcher_traceback(after: List[str]) -> bool:
+    for line in after:
+        if not line.startswith(" "):  # the frames end at the exception line
+            return False
+        if 'torch/distributed/run.py"' in line:
+            return True
+    return False
+
+
 def _pump(stream: "TextIO", tail: Deque[str], echo: Optional[TextIO]) -> None:
     for raw in iter(stream.readline, ""):
         line = raw.rstrip("\n")
@@ -229,7 +258,7 @@ def launch(spec: LaunchSpec) -> LaunchResult:
             exit_code=exit_code,
             timed_out=timed_out,
             duration=time.monotonic() - started,
-            output_tail=list(tail),
+            output_tail=script_lines(list(tail)) if spec.uses_torchrun() else list(tail),
             records=records,
             command=command,
             killed=killed,

@@ -286,6 +286,8 @@ def render_text(result: VerifyResult) -> str:
             lines.append(f"  {finding.path}:{finding.line}: {finding.code} [{finding.severity}] {finding.message}")
             for rel in finding.related:
                 lines.append(f"      {rel.path}:{rel.line}: {rel.note}")
+            for text in finding.evidence:
+                lines.append(f"      also: {text}")
     for side in (o, f):
         if side is not None and side.report.failed and side.report.output_tail:
             lines.append(f"{side.label}: last lines of output:")

@@ -8,7 +8,7 @@ import sys
 
 from ddp_lint.runtime import cli
 from ddp_lint.runtime.findings import Related, RuntimeFinding, merge_findings
-from ddp_lint.runtime.launcher import LaunchResult, build_command, LaunchSpec
+from ddp_lint.runtime.launcher import LaunchResult, LaunchSpec, build_command, script_lines
 from ddp_lint.runtime.report import build_report, exit_status, render_json, render_text
 from ddp_lint.runtime.verify import Side, StaticFinding, describe, model_status, verdict_for
 
@@ -120,6 +120,23 @@ def test_torchrun_command_uses_a_free_port_and_the_bootstrap_module() -> None:
     assert command[1:4] == ["-m", "torch.distributed.run", "--standalone"]
     assert command[-5:] == ["-m", "ddp_lint.runtime.bootstrap", "/x/t.py", "--lr", "1"]
     assert build_command(LaunchSpec("/x/t.py", nproc=1))[1:] == ["-m", "ddp_lint.runtime.bootstrap", "/x/t.py"]
+
+
+def test_torchrun_noise_is_cut_from_the_script_output() -> None:
+    lines = [
+        "rank 0 step 1",
+        "Traceback (most recent call last):",
+        '  File "/x/train.py", line 3, in <module>',
+        "ValueError: boom",
+        "W1202 13:55:58.476000 18492 /v/torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 1",
+        "E1202 13:55:58.541000 18492 /v/torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1)",
+        "Traceback (most recent call last):",
+        '  File "/v/bin/torchrun", line 8, in <module>',
+        '  File "/v/torch/distributed/run.py", line 936, in main',
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "=====",
+    ]
+    assert script_lines(lines) == lines[:4]
 
 
 def test_bad_usage_is_one_line_and_exit_code_2(capsys, tmp_path) -> None:

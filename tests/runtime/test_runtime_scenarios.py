@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from runtime_harness import GPU_ONLY, LAUNCH_TIMEOUT, SCENARIOS, SCENARIOS_DIR, Scenario, codes, command, run_all
+from runtime_harness import GPU_ONLY, LAUNCH_TIMEOUT, REPO, SCENARIOS, SCENARIOS_DIR, Scenario, codes, command, run_all
 
 
 def _launch_options(scenario: Scenario, *extra: str) -> list:
@@ -46,7 +46,8 @@ def check_scenario(scenario: Scenario, device_args: tuple = (), backend: tuple =
 
     # verify: the real fixer, both runs, the verdict.
     result = verify.json()
-    assert scenario.code in [s["code"] for s in result["original"]["static_findings"]], result
+    static_lines = [s["line"] for s in result["original"]["static_findings"] if s["code"] == scenario.code]
+    assert finding["line"] in static_lines, (finding, result["original"]["static_findings"])
     assert scenario.code in codes(result["original"]["run"]), result
     expected = scenario.original if exact else scenario.original.split(",")[0]
     if scenario.fixable:
@@ -114,3 +115,16 @@ def test_gpu_only_scenario(scenario: Scenario) -> None:
     _needs_gpus(scenario)
     backend = ("--backend", "nccl") if scenario.nproc > 1 else ()
     check_scenario(scenario, device_args=("--device", "cuda"), backend=backend, exact=False)
+
+
+@pytest.mark.slow
+def test_example_with_a_silent_bug_does_not_train_and_its_fix_does() -> None:
+    # One process keeps it cheap: fully_shard replaces the parameters at any world size.
+    script = os.path.join(REPO, "examples", "runtime_silent_fully_shard.py")
+    [verify] = run_all([command("verify", script, "--timeout", str(LAUNCH_TIMEOUT), script_args=("--device", "cpu"))])
+    result = verify.json()
+    assert result["verdict"] == ("original: optimizer stepped stale parameters, model never changed; "
+                                 "fixed: trains, 0 findings"), result["verdict"]
+    assert result["original"]["run"]["script_exit_code"] == 0  # silent: the script itself succeeds
+    assert result["fixed"]["losses"][-1] < result["fixed"]["losses"][0]
+    assert verify.returncode == 0
