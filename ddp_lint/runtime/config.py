@@ -39,3 +39,11 @@ class MonitorConfig:
     def is_check_step(self, step: int) -> bool:
         """Whether optimizer step number `step` (1-based) gets the full invariant checks."""
         return step <= WARMUP_CHECKS or (self.check_every > 0 and step % self.check_every == 0)
+
+    def next_check_after(self, step: int) -> int:
+        """The first scheduled check step after `step`."""
+        if step < WARMUP_CHECKS:
+            return step + 1
+        if self.check_every <= 0:
+            return 1 << 62
+        return (step // self.check_every + 1) * self.check_every

@@ -89,7 +89,6 @@ class Monitor:
         self._roots_stamp = -1
         self._forward_depth = 0
         self._total_steps = 0
-        self._outer: List["weakref.ref[OptimizerRecord]"] = []
         self._any_dirty = True
         # Re-entrancy: torch's own wrappers call _apply and build optimizers internally.
         self._wrapper_depth = 0
@@ -99,9 +98,6 @@ class Monitor:
         self._in_step: Optional[OptimizerRecord] = None
         self._initial_written: set = set()  # optimizer indexes whose initial fingerprint is out
         self._diverged = False
-        # Steps begun per optimizer index; kept here because the optimizers are usually gone
-        # (garbage with the script's locals) by the time the rank writes its closing record.
-        self._step_counts: Dict[int, int] = {}
 
     # ------------------------------------------------------------------ install
     def install(self) -> "Monitor":
@@ -195,7 +191,9 @@ class Monitor:
 
     def finish(self, exit_code: int, error: Optional[str] = None, stopped_at_max_steps: bool = False) -> None:
         """Write the rank's closing record (steps, the exception and the step it broke in)."""
-        steps = {str(index): count for index, count in self._step_counts.items()}
+        # From every record ever made: the optimizers are usually gone (garbage with the script's
+        # locals) by the time the rank writes its closing record.
+        steps = {str(r.index): r.steps for r in self.registry.all_records() if r.parent is None and r.steps}
         in_step = None
         if self._in_step is not None and error:
             in_step = {"optimizer": self._in_step.label, "step": self._in_step.steps}
@@ -218,9 +216,10 @@ class Monitor:
             original(opt, *args, **kwargs)
             if monitor.registry.optimizer(opt) is None:
                 frame = user_frame()
-                record = monitor.registry.add_optimizer(opt, site_of(frame))
-                monitor._outer.append(weakref.ref(record))
+                monitor.registry.add_optimizer(opt, site_of(frame))
                 monitor._name_from_locals(frame)
+                if monitor._installed:
+                    monitor._open_window()  # its first step is a check step: observe the forward
 
         return __init__
 
@@ -535,63 +534,58 @@ class Monitor:
         if self._installed:
             self._open_window()
 
-    def _schedule_window(self) -> None:
-        need = self.config.trace or self._any_dirty
-        if not need:
-            alive = []
-            for ref in self._outer:
-                record = ref()
-                if record is None or record.ref() is None:
-                    continue
-                alive.append(ref)
-                if record.parent is None and (record.dirty or self.config.is_check_step(record.steps + 1)):
-                    need = True
-            self._outer = alive
-        if need:
-            self._open_window()
-        else:
-            self._close_window()
-
     # ------------------------------------------------------------------ steps
-    def _on_step_pre(self, opt: Any, args: Any, kwargs: Any) -> None:
+    # The two step hooks run on every step of every optimizer: their common path is kept to a
+    # lookup, a few attribute updates and one comparison with the next scheduled check.
+    def _record_for(self, opt: Any) -> OptimizerRecord:
         record = self.registry.optimizer(opt)
-        if record is None:
+        if record is None:  # built before the monitor was installed, or unpickled
             record = self.registry.add_optimizer(opt, None)
-            self._outer.append(weakref.ref(record))
+        return record
+
+    def _on_step_pre(self, opt: Any, args: Any, kwargs: Any) -> None:
+        record = self._record_for(opt)
         if record.parent is not None:
             if record.parent.checking:
                 self._check_state(opt, record, record.parent.steps)
             return
         record.steps += 1
-        self._step_counts[record.index] = record.steps
         self._in_step = record
-        record.since_total = record.last_total
         if self.config.trace and record.index not in self._initial_written:
             self._write_initial(record)
-        record.checking = record.dirty or self.config.is_check_step(record.steps)
-        if record.checking:
+        if record.dirty or record.steps >= record.next_check:
+            record.checking = True
+            record.since_total = record.last_total
             self._check_before_step(opt, record)
         elif self._backwards != record.backwards_seen and not inv.any_grad(opt):
-            # The per-step sentinel: a backward ran and none of this optimizer's parameters got a
+            # The per-step probe: a backward ran and none of this optimizer's parameters got a
             # gradient. Diagnosing needs the forward roots, so check fully at the next step.
             record.dirty = self._any_dirty = True
         record.backwards_seen = self._backwards
 
     def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
-        record = self.registry.optimizer(opt)
-        if record is None or record.parent is not None:
+        record = self._record_for(opt)
+        if record.parent is not None:
             return
         self._in_step = None
         if record.checking:
             self._check_after_step(opt, record)
-            record.checking = False
-            record.dirty = False
-            self._any_dirty = any(r.dirty for _, r in self.registry.live_optimizers() if r.parent is None)
+            record.checking = record.dirty = False
+            record.next_check = self.config.next_check_after(record.steps)
+            # An optimizer that has not stepped yet checks at its first step anyway; it must not
+            # hold the forward hooks open until then (a second phase's optimizer built early).
+            self._any_dirty = any(r.dirty for _, r in self.registry.live_optimizers()
+                                  if r.parent is None and r.steps > 0)
         self._total_steps += 1
         record.last_total = self._total_steps
         if self.config.trace:
             self._write_step(record)
-        self._schedule_window()
+        # Forward hooks only for the step before a check (optimizers stepping in lockstep share
+        # the window; one stepping at its own pace may check without roots and skip I1/I2).
+        if self.config.trace or self._any_dirty or record.steps + 1 >= record.next_check:
+            self._open_window()
+        elif self._forward_hooks:
+            self._close_window()
         if self.config.max_steps and record.steps >= self.config.max_steps:
             raise StepLimitReached(record.steps)
 

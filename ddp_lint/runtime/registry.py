@@ -29,6 +29,7 @@ class OptimizerRecord:
     parent: Optional["OptimizerRecord"] = None
     zero: Optional[ZeroInfo] = None
     dirty: bool = True
+    next_check: int = 1  # the next scheduled check step (config.next_check_after)
     # Whether the step now running gets the full checks, and the monitor's total step count
     # after this optimizer's previous step (forward roots older than that are not its own).
     checking: bool = False
@@ -87,6 +88,7 @@ class Registry:
         # than the WeakKeyDictionary (which builds a weakref per lookup). Entries leave with
         # their optimizer through the record's weakref callback.
         self._by_id: Dict[int, OptimizerRecord] = {}
+        self._all: List[OptimizerRecord] = []
         self._count = 0
         # Events keyed by the parameter they touched: old objects for replacements, the same
         # object for conversions. Weak on the tensor, so dead models drop out.
@@ -96,6 +98,10 @@ class Registry:
         self.param_names: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
     # optimizers
+    def all_records(self) -> List[OptimizerRecord]:
+        """Every optimizer seen, alive or not (their step counts outlive them)."""
+        return list(self._all)
+
     def add_optimizer(self, opt: Any, site: Optional[Site]) -> OptimizerRecord:
         record = self.optimizer(opt)
         if record is None:
@@ -106,6 +112,7 @@ class Registry:
             record = OptimizerRecord(ref, self._count, type(opt).__name__, site)
             self._optimizers[opt] = record
             self._by_id[key] = record
+            self._all.append(record)
         return record
 
     def optimizer(self, opt: Any) -> Optional[OptimizerRecord]:

@@ -172,12 +172,14 @@ def test_step_that_changes_nothing_is_reported_after_two_checked_steps(monitor: 
 def test_forward_hooks_are_only_installed_before_check_steps(monitor: Monitor) -> None:
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    later_phase = torch.optim.Adam(model[2].parameters(), lr=0.1)  # not stepped yet: keeps nothing open
     open_after = []
     for step in range(1, 11):
         _train(model, opt, steps=1)
         open_after.append(bool(monitor._forward_hooks))
     # checks at steps 1, 2, 3, 5, 10 (check_every=5): the window opens after the step before each
     assert open_after == [True, True, False, True, False, False, False, False, True, False]
+    assert monitor.registry.optimizer(later_phase).steps == 0
 
 
 def test_replacement_between_check_steps_is_caught_by_the_per_step_probe(monitor: Monitor) -> None:
