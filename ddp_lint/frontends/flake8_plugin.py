@@ -73,11 +73,11 @@ class Plugin:
             raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
-        from ..engine import could_match, lint_source
+        from ..engine import could_match, lint_source, wraps_selected
         from ..source import InputError
 
         text = "".join(self.lines)
-        if not could_match(text, settings.catalog):
+        if not could_match(text, settings.catalog, wraps_selected(settings)):
             return
         if self._disable_noqa:
             # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding
