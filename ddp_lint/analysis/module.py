@@ -8,6 +8,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from .. import catalog as cat
+from .blocks import suite_body, suites
 from .events import HolderEvent, PlacementEvent, ScopeEvents
 from .names import ImportTable
 from .walker import HelperSummary, ScopeWalker
@@ -34,15 +35,15 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
         walker = new_walker(f"{prefix}{function.name.value}()", {})
         names = walker.bind_parameters(function, is_method=False)
-        walker.walk_body(_suite_body(function.body), root=(function,))
+        walker.walk_body(suite_body(function.body), root=(function,))
         analysis.scopes.append(walker.scope)
         if register:
             helpers[function.name.value] = _summarize(function.name.value, walker, names)
-        for nested in _definitions(_suite_body(function.body)):
+        for nested in _definitions(suite_body(function.body)):
             analyze_definition(nested, f"{prefix}{function.name.value}.", register=False)
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
-        methods = [d for d in _definitions(_suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
+        methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
         method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker)
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
         # __init__ runs first; the other methods are taken in source order.
@@ -50,12 +51,12 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         for method in ordered:
             walker.forget_locals()
             walker.bind_parameters(method, is_method=True)
-            walker.walk_body(_suite_body(method.body), root=(method,))
+            walker.walk_body(suite_body(method.body), root=(method,))
         analysis.scopes.append(walker.scope)
-        for definition in _definitions(_suite_body(klass.body)):
+        for definition in _definitions(suite_body(klass.body)):
             if isinstance(definition, cst.ClassDef):
                 analyze_class(definition, f"{prefix}{klass.name.value}.")
-            for nested in _definitions(_suite_body(definition.body)) if isinstance(definition, cst.FunctionDef) else ():
+            for nested in _definitions(suite_body(definition.body)) if isinstance(definition, cst.FunctionDef) else ():
                 analyze_definition(nested, f"{prefix}{klass.name.value}.{definition.name.value}.", register=False)
 
     def analyze_definition(definition: cst.CSTNode, prefix: str, register: bool) -> None:
@@ -93,7 +94,7 @@ class _LazySummaries:
         self._done[name] = None  # a recursive call sees no summary rather than looping
         walker = self._new_walker(name, self)
         names = walker.bind_parameters(method, is_method=True)
-        walker.walk_body(_suite_body(method.body), root=(method,))
+        walker.walk_body(suite_body(method.body), root=(method,))
         self._done[name] = _summarize(name, walker, names)
         return self._done[name]
 
@@ -121,34 +122,14 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     return summary
 
 
-def _suite_body(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return suite.body if isinstance(suite, cst.IndentedBlock) else ()
-
-
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     """Function and class definitions in a block, including those under if/try/with, not in other defs."""
     for statement in body:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             yield statement
         elif isinstance(statement, cst.BaseCompoundStatement):
-            for suite in _suites(statement):
-                yield from _definitions(_suite_body(suite))
-
-
-def _suites(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    for attribute in ("orelse", "finalbody"):
-        part = getattr(statement, attribute, None)
-        if isinstance(part, cst.If):
-            yield from _suites(part)
-        elif part is not None and isinstance(getattr(part, "body", None), cst.BaseSuite):
-            yield part.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
+            for suite in suites(statement):
+                yield from _definitions(suite_body(suite))
 
 
 def _top_level_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
@@ -156,5 +137,5 @@ def _top_level_simple_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.Ba
         if isinstance(statement, cst.SimpleStatementLine):
             yield from statement.body
         elif isinstance(statement, (cst.If, cst.Try)):
-            for suite in _suites(statement):
-                yield from _top_level_simple_statements(_suite_body(suite))
+            for suite in suites(statement):
+                yield from _top_level_simple_statements(suite_body(suite))

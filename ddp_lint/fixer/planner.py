@@ -7,6 +7,7 @@ from typing import Callable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .. import catalog as cat
+from ..analysis.blocks import suites
 from ..analysis.events import PlacementEvent
 from ..analysis.names import dotted_name
 from ..analysis.stories import HolderStory
@@ -145,27 +146,10 @@ def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):
     if len(chain) == 1:
         return root, list(root.body)
     parent = chain[-2]
-    for suite in _suites(parent):
+    for suite in suites(parent):
         if isinstance(suite, cst.IndentedBlock) and any(s is chain[-1] for s in suite.body):
             return suite, list(suite.body)
     return None, []
-
-
-def _suites(statement: cst.CSTNode):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    orelse = getattr(statement, "orelse", None)
-    while isinstance(orelse, cst.If):
-        yield orelse.body
-        orelse = orelse.orelse
-    if orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
-        yield orelse.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
 
 
 def _index(body: Sequence[cst.CSTNode], node: cst.CSTNode) -> Optional[int]:
