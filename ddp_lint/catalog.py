@@ -256,22 +256,36 @@ class Catalog:
         `assign=True` load or a module assigned to an attribute; every holder is a cataloged name or a
         call whose name has `optim` in it (not `optimize`/`optimization`). Canonical-order wrappers
         count only when the info rule that reports them is selected.
-        """
-        def needed(p: Placement) -> bool:
-            return with_wraps or p.kind != WRAP or p.ddp or p.sync_wrapper  # DDP also feeds DDP003/DDP104
 
-        methods = sorted(m for m, p in METHOD_PLACEMENTS.items() if needed(p))
-        calls = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if needed(p)}
-        calls.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and needed(self.call_placements[q]))
+        Python lets whitespace, backslash continuations and (inside brackets) comments sit between any
+        two tokens, so the patterns allow them wherever the engine would still see the same call.
+        """
+        methods = sorted(m for m, p in METHOD_PLACEMENTS.items() if counts_for_prefilter(p, with_wraps))
+        calls = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if counts_for_prefilter(p, with_wraps)}
+        calls.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and counts_for_prefilter(self.call_placements[q], with_wraps))
         wrappers = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if p.sync_wrapper}
         wrappers.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and self.call_placements[q].sync_wrapper)
+        gap = r"(?:[ \t\f\r\n\\]|#[^\n]*\n)*"  # what may separate two tokens
         return Prefilter(
-            placement_patterns=(r"\.(?:%s)\s*\(" % "|".join(methods), r"assign\s*=\s*True", r"\.\w+\s*=\s*(?:[\w.]*\.)?[A-Z]\w*\("),
+            placement_patterns=(
+                r"\.%s(?:%s)%s\(" % (gap, "|".join(methods), gap),
+                r"assign\s*=(?!=)",  # `load_state_dict(..., assign=True)`, however the value is spelled
+                # `model.fc = nn.Linear(...)`, possibly parenthesised or annotated (on one line)
+                r"\.%s\w+%s(?::[^=\n]*)?=%s(?:\(%s)*(?:\w+%s\.%s)*[A-Z]\w*%s\(" % (gap, gap, gap, gap, gap, gap, gap),
+                # ... or through a lower-case alias of a torch.nn class
+                r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
+            ),
             placement_words=tuple(sorted(calls | {"deepcopy"})),
             holder_pattern=GENERIC_HOLDER_NAME,
             holder_words=tuple(sorted({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals))),
             wrapper_words=tuple(sorted(wrappers)),
         )
+
+
+def counts_for_prefilter(placement: Placement, with_wraps: bool) -> bool:
+    """Whether a placement can lead to a finding: plain wrappers feed only the canonical-order (info)
+    rule; DDP-like wrappers also feed convert-after-wrap, discarded-wrapper and stepped-before-DDP."""
+    return with_wraps or placement.kind != WRAP or placement.ddp or placement.sync_wrapper
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Dict, List, Optional, Union
 
 import libcst as cst
@@ -17,6 +16,7 @@ from .rules.base import INFO, RuleHit
 from .settings import Settings
 from .findings import Finding, Related
 from .source import InputError, decode
+from .prefilter import could_match
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 
@@ -27,28 +27,6 @@ class Parsed:
 
     module: cst.Module
     findings: List[Finding]
-
-
-@lru_cache(maxsize=16)
-def _prefilter(catalog: cat.Catalog, with_wraps: bool):
-    spec = catalog.prefilter(with_wraps)
-    return [re.compile(p) for p in spec.placement_patterns], re.compile(spec.holder_pattern), spec
-
-
-def could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
-    """Sound text check: every finding needs a placement token and a holder or sync-wrapper token.
-
-    `with_wraps=False` when no canonical-order (info) rule is selected: those wrappers then cannot
-    lead to a finding, and they are everywhere in PyTorch code (`torch.compile`, `jit.script`).
-    """
-    placements, holder, spec = _prefilter(catalog, with_wraps)
-    if not (any(p.search(text) for p in placements) or any(w in text for w in spec.placement_words)):
-        return False
-    if ("ptim" in text or "PTIM" in text) and holder.search(text):  # a literal scan first: it is much cheaper
-        return True
-    if any(w in text for w in spec.holder_words):
-        return True
-    return any(w in text for w in spec.wrapper_words)
 
 
 def wraps_selected(settings: Settings) -> bool:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ddp_lint.engine import could_match, lint_source
+from ddp_lint.engine import lint_source
 from ddp_lint.fixer import fix_source
 from ddp_lint.fixer.apply import fixable
+from ddp_lint.prefilter import stage_decisions
 from ddp_lint.settings import Selection, Settings
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -46,7 +47,7 @@ def test_prefilter_never_rejects_a_file_with_findings(path):
     source = path.read_text(encoding="utf-8")
     for settings, with_wraps in ((ALL, True), (Settings(), False)):
         if lint_source(source, str(path), settings, prefilter=False):
-            assert could_match(source, with_wraps=with_wraps)
+            assert stage_decisions(source, with_wraps=with_wraps) == {"text": True, "code": True, "tree": True}
 
 
 @pytest.mark.parametrize("path", FIXED, ids=case_id)

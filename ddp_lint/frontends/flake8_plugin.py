@@ -11,7 +11,8 @@ leaves off by default runs only when flake8's `--select`/`--extend-select` names
 than the bare `DDP` prefix (`--extend-select DDP201` or `DDP2`).
 
 Cost for everyone else: this module imports nothing heavy. A file is joined into text and passed
-to the engine's prefilter; only a file that can match is parsed with LibCST. A run whose selection
+to the prefilter, which also reads the stdlib tree flake8 has already built; only a file that can
+match is parsed with LibCST. A run whose selection
 leaves out every DDP code does no work per file at all.
 """
 from __future__ import annotations
@@ -31,7 +32,8 @@ Result = Tuple[int, int, str, type]
 
 
 class Plugin:
-    """flake8 `tree` checker; the ast is ignored (the engine reads the source with LibCST)."""
+    """flake8 `tree` checker: flake8's stdlib tree decides whether a file can match; the engine then
+    reads the source with LibCST."""
 
     name = "ddp-lint"
     version = __version__
@@ -42,6 +44,7 @@ class Plugin:
     _disable_noqa: ClassVar[bool] = False
 
     def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
+        self.tree = tree
         self.filename = filename
         self.lines = lines
 
@@ -73,11 +76,12 @@ class Plugin:
             raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
-        from ..engine import could_match, lint_source, wraps_selected
+        from ..engine import lint_source, wraps_selected
+        from ..prefilter import could_match
         from ..source import InputError
 
         text = "".join(self.lines)
-        if not could_match(text, settings.catalog, wraps_selected(settings)):
+        if not could_match(text, settings.catalog, wraps_selected(settings), tree=self.tree):
             return
         if self._disable_noqa:
             # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding

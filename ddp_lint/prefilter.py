@@ -1,0 +1,227 @@
+"""Which files cannot produce a finding, decided without LibCST: the check every file goes through.
+
+Three stages, cheapest first, each sound (a file it rejects has no finding for the rules selected):
+
+1. **text**: the catalog's holder and placement tokens anywhere in the text (substring scans and a
+   few regular expressions; whitespace, continuations and comments may sit between tokens). It
+   rejects about nine files in ten of PyTorch's own sources.
+2. **code**: the same test on the text with comments and plain string literals blanked by a small
+   self-checking lexer (`code_only`): docstrings are where most library files mention optimizers.
+3. **tree**: the same questions asked of a stdlib `ast` tree, each token where the engine would act
+   on it: a placement method as the method of a call, a holder as the name a call is made through
+   (after resolving import aliases, as the engine does), `assign=` as a keyword, `x.attr = nn.X(...)`
+   as an assignment. The flake8 plugin passes the tree flake8 already built; the CLI builds one only
+   for the files that got this far (`ast.parse` costs a fraction of a LibCST parse).
+
+Why these conditions suffice: every finding comes from a placement event (a method placement call, a
+cataloged placement call, `copy.deepcopy`, a `load_state_dict(..., assign=True)`, a submodule
+reassigned with a torch.nn class, or a helper's replay of one of these, which is in the same file)
+and, except the sync-wrapper rules, a holder event (a call of a cataloged holder, or of a name that
+reads like an optimizer factory). `tests/test_prefilter.py`, the fixtures and the hypothesis programs
+check each stage on every source with a finding.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from functools import lru_cache
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from . import catalog as cat
+
+
+@lru_cache(maxsize=16)
+def _text_spec(catalog: cat.Catalog, with_wraps: bool):
+    spec = catalog.prefilter(with_wraps)
+    return [re.compile(p) for p in spec.placement_patterns], re.compile(spec.holder_pattern), spec
+
+
+def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
+    """Every finding needs a holder or sync-wrapper token and a placement token somewhere in the text.
+
+    `with_wraps=False` when no canonical-order (info) rule is selected: those wrappers then cannot
+    lead to a finding, and they are everywhere in PyTorch code (`torch.compile`, `jit.script`).
+    """
+    placements, holder, spec = _text_spec(catalog, with_wraps)
+    # holders first: most files have none, and a literal scan for them is the cheapest test here
+    if not (
+        (("ptim" in text or "PTIM" in text) and holder.search(text))
+        or any(w in text for w in spec.holder_words)
+        or any(w in text for w in spec.wrapper_words)
+    ):
+        return False
+    return any(w in text for w in spec.placement_words) or any(p.search(text) for p in placements)
+
+
+# A string literal, f-strings apart: their replacement fields are code.
+_STRING_BODY = (
+    r'(?:"""[\s\S]*?"""'
+    r"|'''[\s\S]*?'''"
+    r'|"(?:\\[\s\S]|[^"\\\n])*"'
+    r"|'(?:\\[\s\S]|[^'\\\n])*')"
+)
+_F_PREFIX = r"(?<!\w)(?:[rRbBuU]?[fF]|[fF][rRbB])"
+_LEXEME = re.compile(
+    r"(?P<fstring>" + _F_PREFIX + _STRING_BODY + ")"
+    r"|(?P<unsure>" + _F_PREFIX + r"""["'])"""  # an f-string that the 3.11 grammar cannot end
+    r"|#[^\n]*"
+    r"|(?:(?<!\w)[rRbBuU]{1,2})?" + _STRING_BODY
+    + r"""|(?P<stray>["'])"""  # a quote that starts no string: not text this lexer understands
+)
+
+
+def code_only(text: str) -> Optional[str]:
+    """The text with comments and plain string literals blanked, or None when unsure of the lexing.
+
+    Docstrings and comments are where most PyTorch files mention optimizers and `.to(...)`. The lexer
+    is one left-to-right regular expression, which finds the comments and strings of valid code
+    exactly, except f-strings that nest their own quotes (Python 3.12): an f-string whose replacement
+    field is left open, an f-string that does not end on its line, or any quote that starts no string
+    makes it give up, and the caller goes on to the exact syntax stage.
+    """
+    unsure = False
+
+    def blank(match: "re.Match[str]") -> str:
+        nonlocal unsure
+        if match.lastgroup == "fstring":
+            body = match.group(0).replace("{{", "").replace("}}", "")
+            if body.count("{") > body.count("}"):
+                unsure = True
+            return match.group(0)
+        if match.lastgroup is not None:
+            unsure = True
+        return " "
+
+    result = _LEXEME.sub(blank, text)
+    return None if unsure else result
+
+
+def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
+    """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound)."""
+    methods, generic = _tree_spec(with_wraps)
+    aliases: Dict[str, Set[str]] = {}
+    called: List[str] = []
+    assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
+    placement = False
+    Call, Attribute, Assign, AnnAssign = ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is Call:
+            func = node.func
+            if not placement:
+                if type(func) is Attribute and func.attr in methods:
+                    placement = True
+                elif any(keyword.arg == "assign" for keyword in node.keywords):
+                    placement = True
+            dotted = _dotted(func)
+            if dotted is not None:
+                called.append(dotted)
+        elif kind is Assign or kind is AnnAssign:
+            value = node.value
+            if type(value) is Call and any(type(t) is Attribute for t in (node.targets if kind is Assign else (node.target,))):
+                callee = _dotted(value.func)
+                if callee is not None:
+                    assigned.append(callee)
+        elif kind is ast.Import:
+            for alias in node.names:
+                if alias.asname:
+                    aliases.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    aliases.setdefault(root, set()).add(root)
+        elif kind is ast.ImportFrom:
+            module = node.module or ""
+            for alias in node.names:
+                full = f"{module}.{alias.name}" if module else alias.name
+                aliases.setdefault(alias.asname or alias.name, set()).add(full)
+    for callee in assigned:
+        if not placement:
+            placement = any(
+                (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
+                for q in _qualified(callee, aliases)
+            )
+    holder = False
+    for dotted in set(called):
+        terminal = dotted.rsplit(".", 1)[-1]
+        if not holder and (generic.search(terminal) or terminal.endswith("Optimizer")):
+            holder = True
+        for qualified in _qualified(dotted, aliases):
+            if not holder and (catalog.holder_kind(qualified) is not None or qualified in catalog.holders):
+                holder = True
+            found = catalog.call_placement(qualified)
+            if found is not None:
+                if found.sync_wrapper:
+                    holder = True  # convert-after-wrap and discarded-wrapper need no optimizer
+                if with_wraps or found.kind != cat.WRAP or found.ddp or found.sync_wrapper:
+                    placement = True
+            elif qualified.rsplit(".", 1)[-1] == "deepcopy":
+                placement = True
+        if placement and holder:
+            return True
+    return False
+
+
+def could_match(
+    text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True, tree: Optional[ast.AST] = None
+) -> bool:
+    """All stages, cheapest first. `tree` is the stdlib tree when the caller has one (flake8 does);
+    otherwise one is built here. Text that the stdlib cannot parse goes on to LibCST, which reports
+    the error."""
+    if not text_could_match(text, catalog, with_wraps):
+        return False
+    code = code_only(text)
+    if code is not None and not text_could_match(code, catalog, with_wraps):
+        return False
+    if tree is None:
+        tree = parse_quietly(text)
+    return tree is None or tree_could_match(tree, catalog, with_wraps)
+
+
+def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Dict[str, bool]:
+    """Each stage's own answer, every stage run (for soundness tests and the benchmark's counts);
+    a stage that cannot decide (unsure lexing, no stdlib tree) answers True, as `could_match` does."""
+    code = code_only(text)
+    tree = parse_quietly(text)
+    return {
+        "text": text_could_match(text, catalog, with_wraps),
+        "code": code is None or text_could_match(code, catalog, with_wraps),
+        "tree": tree is None or tree_could_match(tree, catalog, with_wraps),
+    }
+
+
+def parse_quietly(text: str) -> Optional[ast.AST]:
+    """`ast.parse` without its warnings (invalid escapes are the file's business, not ours), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@lru_cache(maxsize=4)
+def _tree_spec(with_wraps: bool) -> Tuple[frozenset, "re.Pattern[str]"]:
+    methods = frozenset(
+        name for name, p in cat.METHOD_PLACEMENTS.items() if with_wraps or p.kind != cat.WRAP or p.ddp or p.sync_wrapper
+    )
+    return methods, re.compile(cat.GENERIC_HOLDER_NAME)
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _qualified(dotted: str, aliases: Dict[str, Set[str]]) -> Iterable[str]:
+    """The dotted name as written and as every import of its first part would make it."""
+    yield dotted
+    head, _, rest = dotted.partition(".")
+    for target in aliases.get(head, ()):
+        yield f"{target}.{rest}" if rest else target

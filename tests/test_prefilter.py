@@ -1,0 +1,108 @@
+"""The prefilter's stages: each accepts every source with a finding, however it is formatted, and each
+rejects what it is there to reject (so a stage that silently stopped working would fail here)."""
+import ast
+import textwrap
+
+import pytest
+
+from ddp_lint.engine import lint_source
+from ddp_lint.prefilter import code_only, could_match, stage_decisions, tree_could_match
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+ACCEPT_ALL = {"text": True, "code": True, "tree": True}
+
+HEAD = "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nopt = torch.optim.Adagrad(model.parameters())\n"
+
+# Each is a finding written the way real code (or a formatter, or a determined user) may write it.
+FORMATTED = {
+    "spaces around the dot": HEAD + "model . cuda ()\n",
+    "backslash continuation": HEAD + "model.\\\n    cuda()\n",
+    "comment between tokens": HEAD + "(model.  # move it\n    cuda())\n",
+    "parenthesised submodule": HEAD + "model.inner = nn.Sequential()\nmodel.inner.fc = (\n    nn.Linear(2, 2)\n)\n",
+    "annotated submodule": HEAD + "model.inner = nn.Sequential()\nmodel.inner.fc: nn.Module = nn.Linear(2, 2)\n",
+    "lower-case alias of an nn class": "from torch.nn import Linear as lin\n" + HEAD + "model.inner = nn.Sequential()\nmodel.inner.fc = lin(2, 2)\n",
+    "assign spelled in parentheses": HEAD + "model.load_state_dict(sd, assign=(True))\n",
+    "aliased optimizer": "import torch\nfrom torch.optim import Adagrad as A\nmodel = torch.nn.Linear(2, 2)\nopt = A(model.parameters())\nmodel.double()\n",
+    "aliased deepcopy": "from copy import deepcopy as dc\n" + HEAD + "model = dc(model)\n",
+    "quotes in strings around the code": HEAD + "x = \"it's\"; y = '\"'\nmodel.double()  # don't\n",
+    "docstring above the code": '"""Trains with `opt.step()`."""\n' + HEAD + "model.double()\n",
+    "f-string with a nested field": HEAD + "name = f\"{model!r:{10}}\"\nmodel.double()\n",
+    "discarded wrapper, no optimizer": "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.nn.Linear(2, 2)\nDDP(model)\nloss = model(x)\n",
+}
+
+
+@pytest.mark.parametrize("source", FORMATTED.values(), ids=FORMATTED.keys())
+def test_every_stage_accepts_a_finding_however_it_is_formatted(source):
+    assert lint_source(source, settings=ALL, prefilter=False), "the example must be a finding"
+    assert stage_decisions(source, with_wraps=True) == ACCEPT_ALL
+    assert stage_decisions(source, with_wraps=False) == ACCEPT_ALL
+    assert lint_source(source, settings=ALL) == lint_source(source, settings=ALL, prefilter=False)
+
+
+# What each later stage is for: the earlier stage accepts, this one rejects, and there is no finding.
+ONLY_IN_PROSE = textwrap.dedent('''
+    """Example:
+
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    """
+    def pad(x, device):
+        return x.to(device)  # unlike an optimizer, a tensor may move at any time
+''')
+NAMED_BUT_NOT_CALLED = "def describe(optimizer_state, x, device):\n    return optimizer_state, x.to(device)\n"
+
+
+def test_code_stage_rejects_words_that_only_appear_in_docstrings_and_comments():
+    assert stage_decisions(ONLY_IN_PROSE) == {"text": True, "code": False, "tree": False}
+    assert not lint_source(ONLY_IN_PROSE, settings=ALL, prefilter=False)
+    assert not could_match(ONLY_IN_PROSE)
+
+
+def test_tree_stage_rejects_a_holder_word_that_is_never_called():
+    assert stage_decisions(NAMED_BUT_NOT_CALLED) == {"text": True, "code": True, "tree": False}
+    assert not lint_source(NAMED_BUT_NOT_CALLED, settings=ALL, prefilter=False)
+
+
+def test_tree_stage_uses_a_given_tree_instead_of_parsing():
+    # flake8 hands over its own tree; an empty one must be what decides
+    assert not could_match(HEAD + "model.cuda()\n", tree=ast.parse("pass"))
+    assert could_match(HEAD + "model.cuda()\n", tree=ast.parse(HEAD + "model.cuda()\n"))
+
+
+def test_wrappers_count_only_when_the_canonical_order_rule_runs():
+    source = "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters())\nmodel = torch.compile(model)\n"
+    tree = ast.parse(source)
+    assert tree_could_match(tree, with_wraps=True)
+    assert not tree_could_match(tree, with_wraps=False)
+
+
+def test_unparsable_text_goes_on_to_libcst_which_reports_it():
+    broken = HEAD + "model.cuda(\n"
+    assert could_match(broken)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('x = "a#b"  # c\nmodel.cuda()', "x =     \nmodel.cuda()"),
+        ("'''doc\nopt = Adam()'''\nmodel.to(d)", " \nmodel.to(d)"),
+        ('rb"x" + Rb"y" + br"z"', "  +   +  "),
+        ("if\"x\": pass", "if : pass"),
+        ('f"{model.cuda()}" "#not a comment"', 'f"{model.cuda()}"  '),
+        ("s = 'a\\\nb'; t = 1", "s =  ; t = 1"),
+    ],
+)
+def test_code_only_blanks_comments_and_plain_strings_and_keeps_f_string_fields(text, expected):
+    assert code_only(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'f"{d["key"]}"; model.cuda()',  # Python 3.12 nests the same quotes
+        'f"{x\n}"',  # a 3.12 field spanning lines in a one-line f-string
+        "s = 'never closed\nmodel.cuda()",
+    ],
+)
+def test_code_only_gives_up_where_its_lexing_could_be_wrong(text):
+    assert code_only(text) is None
