@@ -5,6 +5,7 @@ configuration extends it through :func:`Catalog.extended`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
 
@@ -169,6 +170,21 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
 # A call whose name matches this (ignoring case) and that receives a model builds an optimizer:
 # `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`.
 GENERIC_HOLDER_NAME = r"(?i)optim(?!i[sz]e(?!r)|i[sz]ation)"
+_GENERIC_HOLDER = re.compile(GENERIC_HOLDER_NAME)
+# ... except names that step, list or collect (`get_optimizer_grouped_parameters(model)` collects the
+# parameters; the optimizer comes next) and predicates or loggers (`is_from_optimizer_source(x)`).
+GENERIC_HOLDER_DENY: FrozenSet[str] = frozenset(
+    {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
+)
+_NOT_A_FACTORY = re.compile(r"^_*(?:is|has|should|can|log|print|check|validate|verify|assert)_|param", re.IGNORECASE)
+
+
+def is_generic_holder_name(terminal: str) -> bool:
+    """Whether a call through this (unresolved) name builds an optimizer from what it is handed."""
+    if terminal in GENERIC_HOLDER_DENY or _NOT_A_FACTORY.search(terminal):
+        return False
+    return terminal.endswith("Optimizer") or _GENERIC_HOLDER.search(terminal) is not None
+
 
 # Optimizer methods that create or load state (a later move strands it).
 STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}

@@ -26,7 +26,7 @@ import ast
 import re
 import warnings
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set
 
 from . import catalog as cat
 
@@ -99,7 +99,7 @@ def code_only(text: str) -> Optional[str]:
 
 def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
     """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound)."""
-    methods, generic = _tree_spec(with_wraps)
+    methods = _method_placements(with_wraps)
     aliases: Dict[str, Set[str]] = {}
     called: List[str] = []
     assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
@@ -144,7 +144,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     holder = False
     for dotted in set(called):
         terminal = dotted.rsplit(".", 1)[-1]
-        if not holder and (generic.search(terminal) or terminal.endswith("Optimizer")):
+        if not holder and cat.is_generic_holder_name(terminal):
             holder = True
         for qualified in _qualified(dotted, aliases):
             if not holder and (catalog.holder_kind(qualified) is not None or qualified in catalog.holders):
@@ -201,11 +201,8 @@ def parse_quietly(text: str) -> Optional[ast.AST]:
 
 
 @lru_cache(maxsize=4)
-def _tree_spec(with_wraps: bool) -> Tuple[frozenset, "re.Pattern[str]"]:
-    methods = frozenset(
-        name for name, p in cat.METHOD_PLACEMENTS.items() if with_wraps or p.kind != cat.WRAP or p.ddp or p.sync_wrapper
-    )
-    return methods, re.compile(cat.GENERIC_HOLDER_NAME)
+def _method_placements(with_wraps: bool) -> frozenset:
+    return frozenset(name for name, p in cat.METHOD_PLACEMENTS.items() if cat.counts_for_prefilter(p, with_wraps))
 
 
 def _dotted(node: ast.AST) -> Optional[str]:

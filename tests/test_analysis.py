@@ -166,6 +166,8 @@ PRECISION = {
     "device bound to the cpu": "device = torch.device('cpu')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to(device)\n",
     "parameter-group helper is not an optimizer": "groups = get_optimizer_grouped_parameters(model, 0.01)\nmodel.cuda()\n",
     "optimize is not an optimizer": "fast = torch._dynamo.optimize('inductor')(model)\nmodel.cuda()\n",
+    "a predicate is not a factory": "if is_from_optimizer_source(model):\n    pass\nmodel.cuda()\n",
+    "a logger is not a factory": "log_optimizer_config(model)\nmodel.cuda()\n",
 }
 
 

@@ -30,14 +30,10 @@ from .events import (
 )
 from .names import ImportTable, dotted_name
 
-_GENERIC_HOLDER_NAME = re.compile(cat.GENERIC_HOLDER_NAME)
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
-_GENERIC_HOLDER_DENY = frozenset(
-    {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
-)
 
 
 @dataclass(frozen=True)
@@ -545,9 +541,7 @@ class ScopeWalker:
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]
-        if terminal in _GENERIC_HOLDER_DENY or "param" in terminal.lower():
-            return None  # `get_optimizer_grouped_parameters(model)` collects parameters; the optimizer comes next
-        if not _GENERIC_HOLDER_NAME.search(terminal) and not terminal.endswith("Optimizer"):
+        if not cat.is_generic_holder_name(terminal):
             qualified = self.imports.qualify(dotted)
             if qualified not in self.catalog.holders:
                 return None
