@@ -171,19 +171,32 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
 # `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`.
 GENERIC_HOLDER_NAME = r"(?i)optim(?!i[sz]e(?!r)|i[sz]ation)"
 _GENERIC_HOLDER = re.compile(GENERIC_HOLDER_NAME)
-# ... except names that step, list or collect (`get_optimizer_grouped_parameters(model)` collects the
-# parameters; the optimizer comes next) and predicates or loggers (`is_from_optimizer_source(x)`).
+# ... except names that step, list, collect or describe (`get_optimizer_grouped_parameters(model)`
+# collects the parameters, the optimizer comes next; `optimizer_state_dict`, `_optimizer_step_code`)
+# and predicates or loggers (`is_from_optimizer_source(x)`).
 GENERIC_HOLDER_DENY: FrozenSet[str] = frozenset(
     {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
 )
-_NOT_A_FACTORY = re.compile(r"^_*(?:is|has|should|can|log|print|check|validate|verify|assert)_|param", re.IGNORECASE)
+_NOT_A_FACTORY = re.compile(
+    r"^_*(?:is|has|should|can|log|print|check|validate|verify|assert)_|param"
+    r"|(?:^|_)(?:step|state|hook|grad|closure)s?(?:_|$)",
+    re.IGNORECASE,
+)
 
 
 def is_generic_holder_name(terminal: str) -> bool:
-    """Whether a call through this (unresolved) name builds an optimizer from what it is handed."""
+    """Whether a call through this (unresolved) name builds an optimizer from what it is handed.
+
+    A class is what its last word says: `FancyOptimizer(...)` is one, `OptimizerVariable(...)` and
+    `OptimWrapper(...)` are not (the optimizer they are handed is, and is seen on its own).
+    """
     if terminal in GENERIC_HOLDER_DENY or _NOT_A_FACTORY.search(terminal):
         return False
-    return terminal.endswith("Optimizer") or _GENERIC_HOLDER.search(terminal) is not None
+    if terminal.endswith(("Optimizer", "Optim")):
+        return True
+    if terminal[:1].isupper() and not terminal.isupper():
+        return False
+    return _GENERIC_HOLDER.search(terminal) is not None
 
 
 # Optimizer methods that create or load state (a later move strands it).
@@ -293,9 +306,16 @@ class Catalog:
             ),
             placement_words=tuple(sorted(calls | {"deepcopy"})),
             holder_pattern=GENERIC_HOLDER_NAME,
-            holder_words=tuple(sorted({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals))),
+            holder_words=_fewest_words({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals)),
             wrapper_words=tuple(sorted(wrappers)),
         )
+
+
+def _fewest_words(words: Iterable[str]) -> Tuple[str, ...]:
+    """The holder words a text search still needs: one that the generic name already matches, or
+    that contains a shorter word of the set (`AdamW` contains `Adam`), adds nothing to a substring test."""
+    words = {w for w in words if not _GENERIC_HOLDER.search(w)}
+    return tuple(sorted(w for w in words if not any(other != w and other in w for other in words)))
 
 
 def counts_for_prefilter(placement: Placement, with_wraps: bool) -> bool:

@@ -46,7 +46,8 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
     placements, holder, spec = _text_spec(catalog, with_wraps)
     # holders first: most files have none, and a literal scan for them is the cheapest test here
     if not (
-        (("ptim" in text or "PTIM" in text) and holder.search(text))
+        # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
+        (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
         or any(w in text for w in spec.holder_words)
         or any(w in text for w in spec.wrapper_words)
     ):
@@ -63,11 +64,12 @@ _STRING_BODY = (
 )
 _F_PREFIX = r"(?<!\w)(?:[rRbBuU]?[fF]|[fF][rRbB])"
 _LEXEME = re.compile(
-    r"(?P<fstring>" + _F_PREFIX + _STRING_BODY + ")"
+    r"""(?=[rRbBuUfF"'#])"""  # every lexeme starts with one of these: lets the scan skip the rest fast
+    r"(?:(?P<fstring>" + _F_PREFIX + _STRING_BODY + ")"
     r"|(?P<unsure>" + _F_PREFIX + r"""["'])"""  # an f-string that the 3.11 grammar cannot end
     r"|#[^\n]*"
     r"|(?:(?<!\w)[rRbBuU]{1,2})?" + _STRING_BODY
-    + r"""|(?P<stray>["'])"""  # a quote that starts no string: not text this lexer understands
+    + r"""|(?P<stray>["']))"""  # a quote that starts no string: not text this lexer understands
 )
 
 
@@ -98,68 +100,121 @@ def code_only(text: str) -> Optional[str]:
 
 
 def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
-    """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound)."""
+    """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound).
+
+    The engine analyses each module-level function, each class (its methods together) and the
+    module's own statements as separate scopes, which meet only through calls of module-level
+    functions (helper summaries). So the holder and the placement must both be reachable from one
+    such unit: the unit itself plus the module-level functions it names, transitively.
+    """
     methods = _method_placements(with_wraps)
     aliases: Dict[str, Set[str]] = {}
-    called: List[str] = []
-    assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
-    placement = False
-    Call, Attribute, Assign, AnnAssign = ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign
-    for node in ast.walk(tree):
+    module_unit = _Unit()
+    units = [module_unit]
+    helpers: Dict[str, List[_Unit]] = {}
+    # The module's own statements, not descending into definitions: each of those is a unit.
+    stack: List[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
         kind = type(node)
-        if kind is Call:
-            func = node.func
-            if not placement:
-                if type(func) is Attribute and func.attr in methods:
-                    placement = True
-                elif any(keyword.arg == "assign" for keyword in node.keywords):
-                    placement = True
-            dotted = _dotted(func)
-            if dotted is not None:
-                called.append(dotted)
-        elif kind is Assign or kind is AnnAssign:
-            value = node.value
-            if type(value) is Call and any(type(t) is Attribute for t in (node.targets if kind is Assign else (node.target,))):
-                callee = _dotted(value.func)
-                if callee is not None:
-                    assigned.append(callee)
-        elif kind is ast.Import:
-            for alias in node.names:
-                if alias.asname:
-                    aliases.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    root = alias.name.split(".", 1)[0]
-                    aliases.setdefault(root, set()).add(root)
-        elif kind is ast.ImportFrom:
-            module = node.module or ""
-            for alias in node.names:
-                full = f"{module}.{alias.name}" if module else alias.name
-                aliases.setdefault(alias.asname or alias.name, set()).add(full)
-    for callee in assigned:
-        if not placement:
-            placement = any(
-                (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
-                for q in _qualified(callee, aliases)
-            )
-    holder = False
-    for dotted in set(called):
-        terminal = dotted.rsplit(".", 1)[-1]
-        if not holder and cat.is_generic_holder_name(terminal):
-            holder = True
-        for qualified in _qualified(dotted, aliases):
-            if not holder and (catalog.holder_kind(qualified) is not None or qualified in catalog.holders):
-                holder = True
-            found = catalog.call_placement(qualified)
-            if found is not None:
-                if found.sync_wrapper:
-                    holder = True  # convert-after-wrap and discarded-wrapper need no optimizer
-                if with_wraps or found.kind != cat.WRAP or found.ddp or found.sync_wrapper:
-                    placement = True
-            elif qualified.rsplit(".", 1)[-1] == "deepcopy":
-                placement = True
-        if placement and holder:
-            return True
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            unit = _Unit()
+            units.append(unit)
+            if kind is not ast.ClassDef:
+                helpers.setdefault(node.name, []).append(unit)
+            for inner in ast.walk(node):
+                _observe(inner, unit, methods, aliases)
+            continue
+        _observe(node, module_unit, methods, aliases)
+        stack.extend(ast.iter_child_nodes(node))
+    for unit in units:
+        unit.decide(catalog, with_wraps, aliases)
+    for unit in units:
+        holder, placement, seen, todo = False, False, {id(unit)}, [unit]
+        while todo:
+            current = todo.pop()
+            holder = holder or current.holder
+            placement = placement or current.placement
+            if holder and placement:
+                return True
+            for name in current.names & helpers.keys():
+                for callee in helpers[name]:
+                    if id(callee) not in seen:
+                        seen.add(id(callee))
+                        todo.append(callee)
     return False
+
+
+class _Unit:
+    """What one analysis unit contains, gathered in one pass and decided once imports are known."""
+
+    __slots__ = ("placement", "holder", "called", "assigned", "names")
+
+    def __init__(self) -> None:
+        self.placement = False
+        self.holder = False
+        self.called: List[str] = []
+        self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
+        self.names: Set[str] = set()
+
+    def decide(self, catalog: cat.Catalog, with_wraps: bool, aliases: Dict[str, Set[str]]) -> None:
+        for callee in self.assigned:
+            if not self.placement:
+                self.placement = any(
+                    (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
+                    for q in _qualified(callee, aliases)
+                )
+        for dotted in set(self.called):
+            if self.holder and self.placement:
+                return
+            if not self.holder and cat.is_generic_holder_name(dotted.rsplit(".", 1)[-1]):
+                self.holder = True
+            for qualified in _qualified(dotted, aliases):
+                if not self.holder and (catalog.holder_kind(qualified) is not None or qualified in catalog.holders):
+                    self.holder = True
+                found = catalog.call_placement(qualified)
+                if found is not None:
+                    if found.sync_wrapper:
+                        self.holder = True  # convert-after-wrap and discarded-wrapper need no optimizer
+                    if cat.counts_for_prefilter(found, with_wraps):
+                        self.placement = True
+                elif qualified.rsplit(".", 1)[-1] == "deepcopy":
+                    self.placement = True
+
+
+def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, Set[str]]) -> None:
+    kind = type(node)
+    if kind is ast.Name:
+        unit.names.add(node.id)
+    elif kind is ast.Call:
+        func = node.func
+        if not unit.placement:
+            if type(func) is ast.Attribute and func.attr in methods:
+                unit.placement = True
+            elif any(keyword.arg == "assign" for keyword in node.keywords):
+                unit.placement = True
+        dotted = _dotted(func)
+        if dotted is not None:
+            unit.called.append(dotted)
+    elif kind is ast.Assign or kind is ast.AnnAssign:
+        value = node.value
+        targets = node.targets if kind is ast.Assign else (node.target,)
+        if type(value) is ast.Call and any(type(t) is ast.Attribute for t in targets):
+            callee = _dotted(value.func)
+            if callee is not None:
+                unit.assigned.append(callee)
+    elif kind is ast.Import:
+        for alias in node.names:
+            if alias.asname:
+                aliases.setdefault(alias.asname, set()).add(alias.name)
+            else:
+                root = alias.name.split(".", 1)[0]
+                aliases.setdefault(root, set()).add(root)
+    elif kind is ast.ImportFrom:
+        module = node.module or ""
+        for alias in node.names:
+            full = f"{module}.{alias.name}" if module else alias.name
+            aliases.setdefault(alias.asname or alias.name, set()).add(full)
 
 
 def could_match(

@@ -29,6 +29,8 @@ HOLDERS = {
     "generic init_optimizers": "opts = trainer.init_optimizers(model)\n",
     "configure_optimizers on model": "opt = model.configure_optimizers()\n",
     "custom Optimizer class": "opt = MyShinyOptimizer(model.parameters())\n",
+    "custom Optim class": "opt = FastOptim(model.parameters())\n",
+    "generic get_optim": "opt = get_optim(model, lr=0.1)\n",
     "same-module helper": "def make(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\nopt = make(model)\n",
     "same-module helper via variable": "def make(m):\n    o = torch.optim.SGD(m.parameters(), lr=0.1)\n    return o\nopt = make(model)\n",
 }
@@ -168,6 +170,8 @@ PRECISION = {
     "optimize is not an optimizer": "fast = torch._dynamo.optimize('inductor')(model)\nmodel.cuda()\n",
     "a predicate is not a factory": "if is_from_optimizer_source(model):\n    pass\nmodel.cuda()\n",
     "a logger is not a factory": "log_optimizer_config(model)\nmodel.cuda()\n",
+    "a class named after something else": "var = OptimizerVariable(model, source=src)\nmodel.cuda()\n",
+    "state and step helpers are not factories": "sd = get_optimizer_state(model)\nself._optimizer_step_code(model)\nmodel.cuda()\n",
 }
 
 
