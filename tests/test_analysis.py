@@ -194,3 +194,24 @@ def test_message_names_the_placement_and_its_line():
 def test_parameter_group_helper_feeds_the_optimizer_built_from_it():
     source = H + "groups = get_optimizer_grouped_parameters(model, 0.01)\nopt = torch.optim.AdamW(groups)\nmodel.cuda()\n"
     assert [(f.line, f.code) for f in lint_source(source, settings=ALL)] == [(3, "DDP101")]
+
+
+def test_the_engine_leaves_the_cyclic_collector_as_it_found_it():
+    # it pauses the collector while it parses; flake8 and the fixer run in the same process afterwards
+    import gc
+
+    from ddp_lint.source import InputError
+
+    source = H + "opt = torch.optim.Adagrad(model.parameters())\nmodel.cuda()\n"
+    assert gc.isenabled()
+    assert codes(source)
+    assert gc.isenabled()
+    with pytest.raises(InputError):
+        lint_source(source + "model.cuda(\n", settings=ALL)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert codes(source)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
