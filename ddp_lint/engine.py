@@ -14,11 +14,11 @@ from . import catalog as cat
 from .analysis.module import analyze_module
 from .analysis.stories import holder_stories
 from .rules import RULES
-from .rules.base import INFO, RuleHit
+from .rules.base import RuleHit
 from .settings import Settings
 from .findings import Finding, Related
 from .source import InputError, decode
-from .prefilter import could_match
+from .prefilter import could_match, wraps_selected
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 
@@ -29,11 +29,6 @@ class Parsed:
 
     module: cst.Module
     findings: List[Finding]
-
-
-def wraps_selected(settings: Settings) -> bool:
-    """Whether a canonical-order (info) rule runs: only those read wrappers that keep the parameters."""
-    return any(RULES[code].severity == INFO for code in settings.selection.codes())
 
 
 def lint_source(

@@ -233,6 +233,13 @@ def could_match(
     return tree is None or tree_could_match(tree, catalog, with_wraps)
 
 
+def wraps_selected(settings) -> bool:
+    """Whether a canonical-order (info) rule runs: only those read wrappers that keep the parameters."""
+    from .rules import INFO, severity_of
+
+    return any(severity_of(code) == INFO for code in settings.selection.codes())
+
+
 def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Dict[str, bool]:
     """Each stage's own answer, every stage run (for soundness tests and the benchmark's counts);
     a stage that cannot decide (unsure lexing, no stdlib tree) answers True, as `could_match` does."""

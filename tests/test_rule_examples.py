@@ -2,7 +2,7 @@
 import pytest
 
 from ddp_lint.engine import lint_source
-from ddp_lint.rules import RULES, all_rules
+from ddp_lint.rules import RULES, all_rules, severity_of
 from ddp_lint.settings import Selection, Settings
 
 ALL = Settings(Selection(select=("ALL",)))
@@ -31,6 +31,8 @@ def test_rule_is_documented_with_every_section(rule):
 
 
 def test_codes_fall_in_their_severity_range():
+    # the prefilter and the flake8 plugin read severity from the code, without loading the rules
     ranges = {"error": "DDP0", "warning": "DDP1", "info": "DDP2"}
     for code, rule in RULES.items():
         assert code.startswith(ranges[rule.severity]), code
+        assert severity_of(code) == rule.severity, code

@@ -76,13 +76,16 @@ class Plugin:
             raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
-        from ..engine import lint_source, wraps_selected
-        from ..prefilter import could_match
-        from ..source import InputError
+        from ..prefilter import could_match, wraps_selected
 
         text = "".join(self.lines)
         if not could_match(text, settings.catalog, wraps_selected(settings), tree=self.tree):
             return
+        # Only now the parser: importing LibCST adds enough objects to a flake8 worker's heap that
+        # every later garbage collection of the run gets slower.
+        from ..engine import lint_source
+        from ..source import InputError
+
         if self._disable_noqa:
             # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding
             text = _NOQA.sub(lambda m: m.group(0)[:-1] + "_", text)

@@ -12,8 +12,17 @@ from typing import Dict, List, Tuple
 
 _RULE_MODULE = re.compile(r"^(ddp\d{3})_\w+\.py$")
 
+ERROR, WARNING, INFO = "error", "warning", "info"
+# A rule's hundreds digit is its severity (the rule tests hold every rule to it), so that severity is
+# known without loading the rule modules and the parser behind them.
+_SEVERITY_OF_FAMILY = {"0": ERROR, "1": WARNING, "2": INFO}
+
 # Info-level rules describe a preference, not a bug; they run only when selected.
 DEFAULT_SELECT = ("DDP0", "DDP1")
+
+
+def severity_of(code: str) -> str:
+    return _SEVERITY_OF_FAMILY[code[3]]
 
 
 @lru_cache(maxsize=1)

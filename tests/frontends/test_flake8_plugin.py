@@ -155,6 +155,23 @@ def test_file_that_cannot_match_is_never_parsed(monkeypatch):
     assert list(Plugin(None, "plain.py", lines).run()) == []
 
 
+@pytest.mark.parametrize("source, parser_loaded", [("import torch\nx = torch.zeros(3).to('cuda')\n", False), (SEED, True)])
+def test_parser_is_imported_only_for_a_file_that_can_match(source, parser_loaded):
+    # LibCST in a flake8 worker's heap slows every later garbage collection of the run
+    import subprocess
+    import sys
+
+    program = (
+        "import ast, sys\n"
+        "from ddp_lint.frontends.flake8_plugin import Plugin\n"
+        "source = sys.stdin.read()\n"
+        "list(Plugin(ast.parse(source), 'f.py', source.splitlines(keepends=True)).run())\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], input=source, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(parser_loaded)
+
+
 def test_deselected_plugin_does_no_work(monkeypatch):
     from flake8.options.parse_args import parse_args
 
