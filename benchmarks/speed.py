@@ -166,7 +166,7 @@ def main() -> int:
     results["ruff_cold"] = measure([ruff_bin / "ruff", "check", "--isolated", "--no-cache", "--exit-zero", corpus], args.runs, "ruff default rules, no cache")
     ruff_cache = Path(tempfile.mkdtemp(prefix="ruff-bench-cache-"))
     ruff_cached = [ruff_bin / "ruff", "check", "--isolated", "--cache-dir", ruff_cache, "--exit-zero", corpus]
-    subprocess.run(list(map(str, ruff_cached)), stdout=subprocess.DEVNULL)
+    subprocess.run(list(map(str, ruff_cached)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results["ruff_warm"] = measure(ruff_cached, args.runs, "ruff default rules, warm cache")
     shutil.rmtree(ruff_cache, ignore_errors=True)
     if not args.skip_torchfix:

@@ -183,8 +183,11 @@ def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespa
     if args.jobs > 1 and len(todo) > 1:
         # Largest files first, one at a time: a few huge files must not end up queued behind each other.
         todo.sort(key=_size, reverse=True)
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            fresh = list(pool.map(_work, [(p, settings, mode, args.unsafe_fixes, root) for p in todo], chunksize=1))
+        # The settings travel once per worker, not with every file, and each worker keeps one catalog
+        # object, which its prefilter caches are keyed on.
+        job = (settings, mode, args.unsafe_fixes, root)
+        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=job) as pool:
+            fresh = list(pool.map(_work_in_worker, todo, chunksize=1))
     else:
         fresh = [_work((p, settings, mode, args.unsafe_fixes, root)) for p in todo]
     if cache is not None:
@@ -204,6 +207,18 @@ def _size(path: str) -> int:
 def _work(job) -> FileReport:
     path, settings, mode, unsafe, root = job
     return strip_for_transfer(process(path, settings, mode, unsafe, root=root))
+
+
+_WORKER_JOB: Optional[tuple] = None  # (settings, mode, unsafe, root), set once in each pool worker
+
+
+def _start_worker(*job) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
+
+
+def _work_in_worker(path: str) -> FileReport:
+    return _work((path, *_WORKER_JOB))
 
 
 def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode: str) -> None:
