@@ -91,22 +91,13 @@ def write_list(name: str, files) -> Path:
 
 
 def prefilter_counts(files):
-    """How many files each stage lets through, for the default selection (the runs below use it)."""
-    from ddp_lint.prefilter import code_only, parse_quietly, text_could_match, tree_could_match
+    """Which files pass the token stages, and which also the tree stage, for the default selection
+    (the runs below use it)."""
+    from ddp_lint.prefilter import could_match, tokens_could_match
 
-    tokens, reaching = [], []
-    for path in files:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-        if not text_could_match(text, with_wraps=False):
-            continue
-        code = code_only(text)
-        if code is not None and not text_could_match(code, with_wraps=False):
-            continue
-        tokens.append(path)
-        tree = parse_quietly(text)
-        if tree is None or tree_could_match(tree, with_wraps=False):
-            reaching.append(path)
-    return tokens, reaching
+    texts = {path: Path(path).read_text(encoding="utf-8", errors="replace") for path in files}
+    tokens = [path for path in files if tokens_could_match(texts[path], with_wraps=False)]
+    return tokens, [path for path in tokens if could_match(texts[path], with_wraps=False)]
 
 
 def venv_with(name: str, packages) -> Path:

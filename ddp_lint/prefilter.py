@@ -217,16 +217,21 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             aliases.setdefault(alias.asname or alias.name, set()).add(full)
 
 
+def tokens_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
+    """The text and code stages: no parse of any kind."""
+    if not text_could_match(text, catalog, with_wraps):
+        return False
+    code = code_only(text)
+    return code is None or text_could_match(code, catalog, with_wraps)
+
+
 def could_match(
     text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True, tree: Optional[ast.AST] = None
 ) -> bool:
     """All stages, cheapest first. `tree` is the stdlib tree when the caller has one (flake8 does);
     otherwise one is built here. Text that the stdlib cannot parse goes on to LibCST, which reports
     the error."""
-    if not text_could_match(text, catalog, with_wraps):
-        return False
-    code = code_only(text)
-    if code is not None and not text_could_match(code, catalog, with_wraps):
+    if not tokens_could_match(text, catalog, with_wraps):
         return False
     if tree is None:
         tree = parse_quietly(text)
