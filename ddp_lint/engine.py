@@ -5,13 +5,13 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Iterator, List, Optional, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import catalog as cat
 from .analysis.module import analyze_module
+from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .rules import RULES
 from .rules.base import RuleHit
@@ -96,12 +96,12 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
         return []
     overwrite = cat.OVERWRITE_FLAG in text and "True" in text
     analysis = analyze_module(module, settings.catalog, overwrite)
-    positions: Dict = {}
+    positions: List[Positions] = []
 
-    def ensure_positions():
-        if not positions:
-            positions.update(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
-        return positions
+    def ensure_positions() -> Positions:
+        if not positions:  # most files that reach the rules have no finding and need none
+            positions.append(Positions(module))
+        return positions[0]
 
     def line_of(node: cst.CSTNode) -> int:
         return ensure_positions()[node].start.line

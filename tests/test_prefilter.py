@@ -106,3 +106,45 @@ def test_code_only_blanks_comments_and_plain_strings_and_keeps_f_string_fields(t
 )
 def test_code_only_gives_up_where_its_lexing_could_be_wrong(text):
     assert code_only(text) is None
+
+
+SYNTAX_TOUR = textwrap.dedent('''
+    import a.b as c
+    from d import e as f, g
+    global_value = {**base, "k": [x async for x in y] if z else {v: w for v, w in q}}
+    def outer(p, /, q=1, *r, s, **t) -> "T":
+        global global_value
+        nonlocal_holder = lambda u: (yield u)
+        with open(p) as handle, ctx() as (one, two):
+            del one
+        try:
+            raise E from None
+        except (A, B) as err:
+            pass
+        else:
+            assert q, f"{q!r:>{10}}"
+        finally:
+            return t[1:2, ...]
+    class K(Base, metaclass=M):
+        attr: int = 3
+        @decorate(1)
+        async def method(self):
+            async for i in self:
+                await i
+            match self:
+                case {"k": v, **rest}:
+                    pass
+                case Point(x=0, y=[1, *others]) | None:
+                    pass
+                case str() as s if s:
+                    pass
+''')
+
+
+@pytest.mark.parametrize("name,source", [("syntax tour", SYNTAX_TOUR), ("head", HEAD)])
+def test_tree_walk_reaches_every_node_ast_walk_does_but_contexts_and_aliases(name, source):
+    from ddp_lint.prefilter import _walk
+
+    tree = ast.parse(source)
+    expected = {id(n) for n in ast.walk(tree) if not isinstance(n, (ast.expr_context, ast.alias))}
+    assert {id(n) for n in _walk(tree)} == expected
