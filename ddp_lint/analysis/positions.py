@@ -1,10 +1,10 @@
-"""Source positions of a module's nodes, the same ranges as LibCST's PositionProvider at half the cost.
+"""Source positions of a module's nodes, the same ranges as LibCST's PositionProvider at a third of the cost.
 
 Resolving PositionProvider through a MetadataWrapper also runs a visitor over the whole tree (for
 batchable providers, of which there are none here), and the provider's codegen state builds a
 dataclass per node and a generator-based context manager per syntactic node. On PyTorch's
 distributed_test.py (460 KB, the file on the critical path of `-j 2`) that was 0.86 s against a
-0.69 s parse; this codegen state gives the same ranges in about a third of it. It drives LibCST's
+0.69 s parse; this codegen state gives the same ranges in 0.27 s. It drives LibCST's
 own `_codegen`, so it rests on LibCST's codegen protocol, and falls back to the public route when
 that protocol is not the one it knows.
 """
@@ -48,7 +48,6 @@ class _PositionState:
     def __init__(self, module: cst.Module) -> None:
         self.default_indent = module.default_indent
         self.default_newline = module.default_newline
-        self.provider = None
         self.indent_tokens: List[str] = []
         self.tokens: List[str] = []  # Module reads its length to tell an empty file
         self.line = 1
