@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -180,16 +179,14 @@ def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespa
             reports.append(cached)
         else:
             todo.append(path)
+    job = (settings, mode, args.unsafe_fixes, root)
     if args.jobs > 1 and len(todo) > 1:
-        # Largest files first, one at a time: a few huge files must not end up queued behind each other.
-        todo.sort(key=_size, reverse=True)
-        # The settings travel once per worker, not with every file, and each worker keeps one catalog
-        # object, which its prefilter caches are keyed on.
-        job = (settings, mode, args.unsafe_fixes, root)
-        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=job) as pool:
-            fresh = list(pool.map(_work_in_worker, todo, chunksize=1))
+        from .parallel import check_in_processes
+
+        todo.sort(key=_size, reverse=True)  # largest first: a few huge files must not queue behind each other
+        fresh = check_in_processes(todo, _work, job, min(args.jobs, len(todo)))
     else:
-        fresh = [_work((p, settings, mode, args.unsafe_fixes, root)) for p in todo]
+        fresh = [_work(path, job) for path in todo]
     if cache is not None:
         for report in fresh:
             cache.put(report)
@@ -204,21 +201,13 @@ def _size(path: str) -> int:
         return 0
 
 
-def _work(job) -> FileReport:
-    path, settings, mode, unsafe, root = job
-    return strip_for_transfer(process(path, settings, mode, unsafe, root=root))
-
-
-_WORKER_JOB: Optional[tuple] = None  # (settings, mode, unsafe, root), set once in each pool worker
-
-
-def _start_worker(*job) -> None:
-    global _WORKER_JOB
-    _WORKER_JOB = job
-
-
-def _work_in_worker(path: str) -> FileReport:
-    return _work((path, *_WORKER_JOB))
+def _work(path: str, job: tuple) -> FileReport:
+    settings, mode, unsafe, root = job
+    try:
+        report = process(path, settings, mode, unsafe, root=root)
+    except Exception as exc:  # a bug in ddp-lint costs this file, not the run's other results
+        return FileReport(path, error=f"internal error: {type(exc).__name__}: {exc} (please report it)")
+    return strip_for_transfer(report)
 
 
 def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode: str) -> None:

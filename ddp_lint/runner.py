@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import List, Optional
 
 from .findings import Finding
+from .prefilter import could_match, wraps_selected
 from .settings import Settings
 from .source import InputError, SourceText, decode, read_source
 
@@ -50,9 +51,13 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
 
             return process_notebook(path, source, settings, mode, unsafe, from_stdin=raw is not None)
         if mode == CHECK:
-            from .engine import analyse_source  # parsing machinery only for files that need it
+            # The prefilter first: most files stop here, and a pool worker that only ever sees such
+            # files never pays for importing LibCST (0.11 s per process).
+            if not could_match(source.text, settings.catalog, wraps_selected(settings)):
+                return FileReport(path)
+            from .engine import analyse_source
 
-            return FileReport(path, analyse_source(source.text, path, settings).findings)
+            return FileReport(path, analyse_source(source.text, path, settings, prefilter=False).findings)
         return _fix(path, source, settings, mode, unsafe, raw is not None)
     except InputError as exc:
         return FileReport(path, error=str(exc))

@@ -23,11 +23,12 @@ def lint(capsys, *extra):
 
 
 def analysed(monkeypatch):
+    """The paths checked afresh (read, prefiltered and, where they can match, parsed)."""
     calls = []
-    import ddp_lint.engine as engine
+    import ddp_lint.cli as cli
 
-    real = engine.analyse_source
-    monkeypatch.setattr(engine, "analyse_source", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    real = cli.process
+    monkeypatch.setattr(cli, "process", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     return calls
 
 
