@@ -11,7 +11,8 @@ large file is not also left with a queue of others behind it.
 
 A worker that dies (a signal, an interpreter crash, a bug that raises) costs one file, never the run:
 each worker publishes the index it is working on, that file is reported as an error naming how the
-process ended, and the files it had finished but not yet sent are checked again in the parent.
+process ended, and the files it had finished but not yet sent are checked again in the parent
+(under `--fix` those were already written, so the second pass reports what remains, not the fixes).
 """
 from __future__ import annotations
 
@@ -50,16 +51,19 @@ def check_in_processes(paths: Sequence[str], work: Work, job: tuple, jobs: int) 
             for receiver in wait(list(workers)):
                 try:
                     batch = receiver.recv()
-                except EOFError:
+                except (EOFError, OSError):  # OSError: the worker died in the middle of a batch
                     process, slot = workers.pop(receiver)
+                    receiver.close()
                     process.join()
                     _blame(process, current[slot], paths, reports)
                     continue
                 for index, report in batch:
                     reports[index] = report
-    finally:
+    finally:  # reached with workers still running only when the parent was interrupted
         for process, _ in workers.values():
             process.terminate()
+        for process, _ in workers.values():
+            process.join()
     # Finished by a worker that died before sending them, or never claimed because every worker died.
     for index, report in enumerate(reports):
         if report is None:
