@@ -228,7 +228,7 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
     else:
         show = args.show_source if args.show_source is not None else report_stream.isatty()
         sources = _sources(result) if show else None
-        rendered = text.render(result, show, sources)
+        rendered = text.render(result, show, sources, dry_run=mode == DIFF)
         if rendered:
             print(rendered, file=report_stream)
 

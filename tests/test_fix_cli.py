@@ -57,6 +57,7 @@ def test_diff_prints_and_writes_nothing(cwd, capsys):
     code, out, _ = run(capsys, "--no-cache", "--diff", "s.py")
     assert (cwd / "s.py").read_text() == SEED
     assert code == 1 and out.startswith("--- a/s.py\n+++ b/s.py\n") and "+model.cuda()" in out
+    assert out.rstrip().endswith("(1 would be fixed).")
 
 
 def test_stdin_fix_goes_to_stdout(cwd, capsys, monkeypatch):

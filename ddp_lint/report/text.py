@@ -10,7 +10,10 @@ def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
     return f"{path}:cell {cell}:{line}:{column}" if cell is not None else f"{path}:{line}:{column}"
 
 
-def render(result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None) -> str:
+def render(
+    result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None, dry_run: bool = False
+) -> str:
+    """`dry_run`: the fixes were only shown (`--diff`), so the summary must not say they were made."""
     out: List[str] = []
     for finding in result.findings:
         out.append(f"{_location(finding.path, finding.line, finding.column, finding.cell)}: {finding.code} {finding.message}")
@@ -26,7 +29,7 @@ def render(result: RunResult, show_source: bool = False, sources: Optional[Dict[
     summary = result.summary()
     tail = f"Found {summary['findings']} finding{'s' if summary['findings'] != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
     if result.fixed:
-        tail += f" ({result.fixed} fixed)"
+        tail += f" ({result.fixed} {'would be ' if dry_run else ''}fixed)"
     if result.errors:
         tail += f"; {len(result.errors)} error{'s' if len(result.errors) != 1 else ''}"
     if result.findings or result.errors or result.fixed:
