@@ -2,6 +2,8 @@
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -78,3 +80,27 @@ def test_cli_reports_an_internal_error_for_one_file_and_checks_the_rest(tmp_path
         assert code == 2 and "Traceback" not in out + err
         assert "b.py: error: internal error: ValueError: boom (please report it)" in out
         assert out.count("DDP101") == 2
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_cli_jobs_work_under_every_start_method(tmp_path, method):
+    """macOS and Windows start workers with spawn, Python 3.14 on Linux with forkserver: nothing a
+    worker needs may depend on inheriting the parent's memory."""
+    seed = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters())\nmodel.cuda()\n"
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text(seed)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    script = (
+        "import multiprocessing, sys\n"
+        f"multiprocessing.set_start_method({method!r})\n"
+        "from ddp_lint.cli import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.exit(main(sys.argv[1:]))\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", script, "--no-cache", "-j", jobs, "."], cwd=tmp_path,
+                       capture_output=True, text=True)
+        for jobs in ("1", "2")
+    ]
+    assert [r.returncode for r in runs] == [1, 1] and runs[0].stdout == runs[1].stdout
+    assert runs[1].stdout.count("DDP101") == 5 and runs[1].stderr == ""
