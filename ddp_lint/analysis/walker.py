@@ -383,6 +383,7 @@ class ScopeWalker:
         args = [(arg, self._eval(arg.value)) for arg in call.args]
         if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
             self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
+        self._training_handoff(call, dotted, args)
         qualified = self.imports.qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
@@ -407,6 +408,19 @@ class ScopeWalker:
             if receiver.handle is not None:
                 params = params | {receiver.handle}
         return Value(params=params, xla=xla)
+
+    def _training_handoff(self, call: cst.Call, dotted: Optional[str], args) -> None:
+        """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
+        through that module (a call handed only the module may just log or save it). Calls that
+        manage the pair themselves (`accelerator.prepare`) are not training."""
+        if not any(value.holder is not None for _, value in args):
+            return
+        if dotted is not None and self.catalog.is_managed(self.imports.qualify(dotted) or dotted):
+            return
+        for arg, value in args:
+            name = dotted_name(arg.value)
+            if value.holder is None and value.handle is not None and name is not None and name in self.env:
+                self._emit(ForwardEvent(self._site(call), value.handle))
 
     def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool) -> Optional[Value]:
         kind = self.catalog.holder_kind(qualified) if is_function or "." in qualified else None

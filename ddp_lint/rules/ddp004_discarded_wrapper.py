@@ -2,7 +2,8 @@
 
 ## What it does
 Finds `DistributedDataParallel(model, ...)` or `FullyShardedDataParallel(model, ...)` called as a
-bare statement, its result thrown away, when the bare module is called afterwards in the same scope.
+bare statement, its result thrown away, when the bare module is called afterwards in the same scope
+or handed, together with an optimizer, to a call that trains it (`train(model, optimizer)`).
 
 ## Why is this bad?
 The wrapper is what synchronizes gradients; building it and then training the bare module runs
@@ -37,10 +38,18 @@ class DiscardedWrapper(Rule):
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nloss = model(x)\n",
         # a test that only checks the constructor trains nothing afterwards
         "import torch\nwith pytest.raises(ValueError):\n    torch.nn.parallel.DistributedDataParallel(model)\n",
+        # handing the bare module over without an optimizer may only log or save it
+        "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\nlog_model(model)\n",
+        # the wrapper kept: the loop trains through it
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.SGD(model.parameters())\n"
+        "model = DDP(model)\ntrain(model, opt)\n",
     )
     INVALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nDDP(model, device_ids=[0])\nloss = model(x)\n",
         "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\nfor x in loader:\n    model(x).sum().backward()\n",
+        # the training loop in a helper, handed the bare module and its optimizer
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom loops import train\n"
+        "model = Net().cuda()\nDDP(model, device_ids=[0])\nopt = torch.optim.SGD(model.parameters())\ntrain(model, opt)\n",
     )
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
