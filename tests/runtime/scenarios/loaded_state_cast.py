@@ -3,19 +3,11 @@
 `load_state_dict` cast the state to float32 at load time; after the model cast, Adam's first
 step crashes on the dtype mismatch. One process.
 """
-import argparse
 
 import torch
 from torch import nn
 
-STEPS = 4
-
-
-def batch(step, device):
-    g = torch.Generator().manual_seed(step)
-    x = torch.randn(8, 4, generator=g, dtype=torch.float64)
-    y = torch.randn(8, 2, generator=g, dtype=torch.float64)
-    return x.to(device), y.to(device)
+from scenario_support import requested_device, train
 
 
 def build_model():
@@ -33,10 +25,7 @@ def pretrained_checkpoint():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    device = torch.device(args.device)
+    device = requested_device()
     checkpoint = pretrained_checkpoint()
 
     model = build_model().to(device)
@@ -44,13 +33,7 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     optimizer.load_state_dict(checkpoint["optimizer"])
     model.double()
-    for step in range(STEPS):
-        x, y = batch(step, device)
-        optimizer.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        optimizer.step()
-        print(f"step {step} loss {loss.item():.6f}")
+    train(model, optimizer, device, dtype=torch.float64)
 
 
 if __name__ == "__main__":

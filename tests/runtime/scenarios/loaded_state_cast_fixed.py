@@ -2,19 +2,11 @@
 
 One process.
 """
-import argparse
 
 import torch
 from torch import nn
 
-STEPS = 4
-
-
-def batch(step, device):
-    g = torch.Generator().manual_seed(step)
-    x = torch.randn(8, 4, generator=g, dtype=torch.float64)
-    y = torch.randn(8, 2, generator=g, dtype=torch.float64)
-    return x.to(device), y.to(device)
+from scenario_support import requested_device, train
 
 
 def build_model():
@@ -32,10 +24,7 @@ def pretrained_checkpoint():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    device = torch.device(args.device)
+    device = requested_device()
     checkpoint = pretrained_checkpoint()
 
     model = build_model().to(device)
@@ -43,13 +32,7 @@ def main():
     model.double()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     optimizer.load_state_dict(checkpoint["optimizer"])
-    for step in range(STEPS):
-        x, y = batch(step, device)
-        optimizer.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        optimizer.step()
-        print(f"step {step} loss {loss.item():.6f}")
+    train(model, optimizer, device, dtype=torch.float64)
 
 
 if __name__ == "__main__":

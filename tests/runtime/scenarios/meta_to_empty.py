@@ -2,24 +2,15 @@
 
 `to_empty` registers new parameters; SGD keeps the meta ones and steps nothing. One process.
 """
-import argparse
 
 import torch
 from torch import nn
 
-STEPS = 4
-
-
-def batch(step, device):
-    g = torch.Generator().manual_seed(step)
-    return torch.randn(8, 4, generator=g).to(device), torch.randn(8, 2, generator=g).to(device)
+from scenario_support import requested_device, train
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    device = torch.device(args.device)
+    device = requested_device()
 
     with torch.device("meta"):
         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -29,13 +20,7 @@ def main():
     for layer in model.modules():
         if isinstance(layer, nn.Linear):
             layer.reset_parameters()
-    for step in range(STEPS):
-        x, y = batch(step, device)
-        optimizer.zero_grad()
-        loss = ((model(x) - y) ** 2).mean()
-        loss.backward()
-        optimizer.step()
-        print(f"step {step} loss {loss.item():.6f}")
+    train(model, optimizer, device)
 
 
 if __name__ == "__main__":

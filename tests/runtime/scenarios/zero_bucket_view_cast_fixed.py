@@ -2,8 +2,6 @@
 
 Run with torchrun, 2 processes.
 """
-import argparse
-import os
 
 import torch
 import torch.distributed as dist
@@ -11,27 +9,11 @@ from torch import nn
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-STEPS = 4
-
-
-def batch(rank, step, device):
-    g = torch.Generator().manual_seed(1000 * rank + step)
-    x = torch.randn(8, 4, generator=g, dtype=torch.float64)
-    y = torch.randn(8, 2, generator=g, dtype=torch.float64)
-    return x.to(device), y.to(device)
+from scenario_support import start_rank, train
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device("cuda", local_rank) if args.device == "cuda" else torch.device("cpu")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    rank = dist.get_rank()
-    device_ids = [local_rank] if device.type == "cuda" else None
+    rank, device, device_ids = start_rank()
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
@@ -40,13 +22,7 @@ def main():
         model.parameters(), optimizer_class=torch.optim.Adam, lr=0.05, parameters_as_bucket_view=True
     )
     ddp_model = DDP(model, device_ids=device_ids)
-    for step in range(STEPS):
-        x, y = batch(rank, step, device)
-        optimizer.zero_grad()
-        loss = ((ddp_model(x) - y) ** 2).mean()
-        loss.backward()
-        optimizer.step()
-        print(f"rank {rank} step {step} loss {loss.item():.6f}")
+    train(ddp_model, optimizer, device, rank=rank, dtype=torch.float64)
     dist.destroy_process_group()
 
 

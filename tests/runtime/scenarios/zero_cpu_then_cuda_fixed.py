@@ -1,7 +1,5 @@
 """Fixed twin of zero_cpu_then_cuda.py: ZeRO is built on the CUDA parameters and keeps cuda as its device.
 """
-import argparse
-import os
 
 import torch
 import torch.distributed as dist
@@ -9,38 +7,18 @@ from torch import nn
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-STEPS = 4
-
-
-def batch(rank, step, device):
-    g = torch.Generator().manual_seed(1000 * rank + step)
-    return torch.randn(8, 4, generator=g).to(device), torch.randn(8, 2, generator=g).to(device)
+from scenario_support import start_rank, train
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cuda")
-    args = parser.parse_args()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device("cuda", local_rank) if args.device == "cuda" else torch.device("cpu")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    rank = dist.get_rank()
-    device_ids = [local_rank] if device.type == "cuda" else None
+    rank, device, device_ids = start_rank(default="cuda")
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     model.to(device)
     optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=0.05)
     ddp_model = DDP(model, device_ids=device_ids)
-    for step in range(STEPS):
-        x, y = batch(rank, step, device)
-        optimizer.zero_grad()
-        loss = ((ddp_model(x) - y) ** 2).mean()
-        loss.backward()
-        optimizer.step()
-        print(f"rank {rank} step {step} loss {loss.item():.6f}")
+    train(ddp_model, optimizer, device, rank=rank)
     optimizer.consolidate_state_dict(to=0)
     if rank == 0:
         print("consolidated optimizer state:", len(optimizer.state_dict()["state"]), "entries")
