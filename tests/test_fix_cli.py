@@ -47,6 +47,16 @@ def test_fix_rewrites_and_reports_what_landed(cwd, capsys):
     assert run(capsys, "--no-cache", "s.py")[0] == 0
 
 
+def test_fix_across_worker_processes_writes_every_file_and_counts_every_fix(cwd, capsys):
+    for i in range(40):
+        (cwd / f"s{i}.py").write_text(SEED)
+    (cwd / "clean.py").write_text(FIXED)
+    code, out, _ = run(capsys, "--no-cache", "--fix", "-j", "2", ".")
+    assert code == 0 and out.strip() == "Found 0 findings in 41 files (40 fixed)."
+    assert all((cwd / f"s{i}.py").read_text() == FIXED for i in range(40))
+    assert (cwd / "clean.py").read_text() == FIXED
+
+
 def test_exit_non_zero_on_fix(cwd, capsys):
     (cwd / "s.py").write_text(SEED)
     assert run(capsys, "--no-cache", "--fix", "--exit-non-zero-on-fix", "s.py")[0] == 1
