@@ -89,7 +89,8 @@ def _syntax_message(text: str, error: cst.ParserSyntaxError) -> str:
 
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -> List[Finding]:
-    from .fixer.planner import Refusal, plan_fix  # the fixer imports this module
+    from .fixer.apply import edit_for  # the fixer imports this module
+    from .fixer.planner import Refusal, plan_fix
 
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:
@@ -141,7 +142,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
                 message = f"{message} (no automatic fix: {plan.reason})"
             else:
                 fix = {"available": True, "applicability": "safe" if plan.safe else "unsafe", "message": plan.description,
-                       "edit": _edit_for(module, text, plan)}
+                       "edit": edit_for(module, text, plan, ensure_positions())}
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Finding(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
@@ -149,28 +150,6 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
         )
     findings.sort(key=Finding.sort_key)
     return findings
-
-
-def _edit_for(module: cst.Module, text: str, plan) -> dict:
-    """The fix as one replacement of the line range it changes (for JSON and SARIF consumers)."""
-    from .fixer.apply import apply_plans
-
-    old = text.splitlines(keepends=True)
-    new = apply_plans(module, [plan]).splitlines(keepends=True)
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    last = old[end_old - 1] if end_old > start else ""
-    return {
-        "line": start + 1,
-        "end_line": end_old,
-        "end_column": len(last.rstrip("\r\n")) + 1,
-        "content": "".join(new[start:end_new]),
-    }
 
 
 def _suppressed(lines: List[str], line: int, code: str) -> bool:

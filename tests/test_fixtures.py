@@ -81,3 +81,22 @@ def test_realistic_corpus_is_large_and_has_hard_negatives():
     negatives = [p for p in corpus if not expected(p)]
     assert len(corpus) >= 60
     assert len(negatives) * 3 >= len(corpus)
+
+
+EDITED = [p for p in CASES if "fixed" not in p.name]
+
+
+@pytest.mark.parametrize("path", EDITED, ids=case_id)
+def test_each_findings_edit_is_its_fix_alone(path):
+    """The JSON/SARIF `fix.edit` (computed by a rebuild that descends only to the changed block),
+    spliced into the source, gives what rebuilding the whole tree with that one fix gives."""
+    from ddp_lint.engine import analyse_source
+    from ddp_lint.fixer.apply import apply_plans
+
+    source = path.read_text(encoding="utf-8")
+    parsed = analyse_source(source, str(path), ALL)
+    for finding in fixable(parsed.findings, unsafe=True):
+        edit = finding.fix["edit"]
+        lines = source.splitlines(keepends=True)
+        spliced = lines[: edit["line"] - 1] + [edit["content"]] + lines[edit["end_line"]:]
+        assert "".join(spliced) == apply_plans(parsed.module, [finding.plan]), finding.message
