@@ -43,6 +43,19 @@ def _codes(values: Optional[List[str]]) -> Optional[Tuple[str, ...]]:
     return codes
 
 
+def _jobs(value: str) -> int:
+    if value == "auto":
+        # the CPUs this process may run on (a container or `taskset` can allow fewer than the machine has)
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or auto, got {value!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return jobs
+
+
 def _check_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ddp-lint check", add_help=True)
     parser.add_argument("paths", nargs="*", default=None)
@@ -56,7 +69,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--diff", action="store_true")
     parser.add_argument("--unsafe-fixes", action="store_true")
     parser.add_argument("--exit-non-zero-on-fix", action="store_true")
-    parser.add_argument("-j", "--jobs", type=int, default=1)
+    parser.add_argument("-j", "--jobs", type=_jobs, default="auto", help="processes: a number, or auto (one per CPU)")
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--config", default=None, help="pyproject.toml to read instead of searching")
@@ -129,8 +142,6 @@ def _settings(args: argparse.Namespace, paths: Iterable[str]) -> Tuple[Settings,
 
 def check(args: argparse.Namespace) -> int:
     paths = args.paths or ["."]
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
     settings, root = _settings(args, paths)
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     result = RunResult()

@@ -1,5 +1,6 @@
 """The `ddp-lint` command: output format, ordering, selection, noqa, exit codes and bad input."""
 import json
+import os
 import subprocess
 import sys
 
@@ -121,9 +122,19 @@ def test_rule_docs_commands(capsys):
 
 
 def test_usage_errors_are_one_line_exit_2(capsys):
-    for args in (["--bogus"], ["--select", "E501"], ["--output-format", "xml"], ["-j", "0", "."]):
+    for args in (["--bogus"], ["--select", "E501"], ["--output-format", "xml"], ["-j", "0", "."],
+                 ["-j", "many", "."]):
         code, out, err = run(capsys, *args)
         assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("ddp-lint: error:"), args
+
+
+def test_jobs_default_to_one_process_per_usable_cpu(monkeypatch):
+    from ddp_lint import cli
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert cli._check_parser().parse_args([]).jobs == 3
+    assert cli._check_parser().parse_args(["-j", "auto"]).jobs == 3
+    assert cli._check_parser().parse_args(["-j", "1"]).jobs == 1
 
 
 @pytest.mark.parametrize(
