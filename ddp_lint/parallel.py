@@ -13,6 +13,8 @@ A worker that dies (a signal, an interpreter crash, a bug that raises) costs one
 each worker publishes the index it is working on, that file is reported as an error naming how the
 process ended, and the files it had finished but not yet sent are checked again in the parent
 (under `--fix` those were already written, so the second pass reports what remains, not the fixes).
+Where no shared memory or no new process is to be had, the files are checked in this process: with
+`-j auto` the default, a sandbox without `/dev/shm` must still get its results.
 """
 from __future__ import annotations
 
@@ -34,8 +36,12 @@ Work = Callable[[str, tuple], FileReport]
 def check_in_processes(paths: Sequence[str], work: Work, job: tuple, jobs: int) -> List[FileReport]:
     """`work(path, job)` for every path, in `jobs` processes; reports come back in the paths' order."""
     context = multiprocessing.get_context()
-    counter = context.Value("q", 0)
-    current = context.Array("q", [_IDLE] * jobs, lock=False)  # one writer per slot
+    try:
+        counter = context.Value("q", 0)
+        current = context.Array("q", [_IDLE] * jobs, lock=False)  # one writer per slot
+    except OSError:
+        # No shared memory or semaphores here (some sandboxes and serverless hosts): one process.
+        return [work(path, job) for path in paths]
     reports: List[Optional[FileReport]] = [None] * len(paths)
     workers: Dict[object, Tuple[multiprocessing.process.BaseProcess, int]] = {}
     try:
@@ -44,7 +50,12 @@ def check_in_processes(paths: Sequence[str], work: Work, job: tuple, jobs: int) 
             process = context.Process(
                 target=_worker, args=(paths, work, job, counter, current, slot, sender), daemon=True
             )
-            process.start()
+            try:
+                process.start()
+            except OSError:  # out of processes or memory: go on with the workers already running
+                sender.close()
+                receiver.close()
+                break
             sender.close()  # the parent keeps only the reading end, so a dead worker reads as EOF
             workers[receiver] = (process, slot)
         while workers:
@@ -64,7 +75,8 @@ def check_in_processes(paths: Sequence[str], work: Work, job: tuple, jobs: int) 
             process.terminate()
         for process, _ in workers.values():
             process.join()
-    # Finished by a worker that died before sending them, or never claimed because every worker died.
+    # Finished by a worker that died before sending them, or never claimed because every worker died
+    # (or none could start).
     for index, report in enumerate(reports):
         if report is None:
             reports[index] = work(paths[index], job)

@@ -104,3 +104,22 @@ def test_cli_jobs_work_under_every_start_method(tmp_path, method):
     ]
     assert [r.returncode for r in runs] == [1, 1] and runs[0].stdout == runs[1].stdout
     assert runs[1].stdout.count("DDP101") == 5 and runs[1].stderr == ""
+
+
+def test_without_shared_memory_the_files_are_checked_in_this_process(monkeypatch):
+    class NoSharedMemory:
+        def Value(self, *args, **kwargs):
+            raise PermissionError(13, "Permission denied: '/dev/shm'")
+
+    monkeypatch.setattr(multiprocessing, "get_context", lambda *a: NoSharedMemory())
+    reports = check_in_processes(_paths(5), _echo, ("tag",), 2)
+    assert [r.error for r in reports] == [f"tag:f{i}.py:{os.getpid()}" for i in range(5)]
+
+
+def test_when_no_worker_can_start_this_process_checks_every_file(monkeypatch):
+    def refuse(self):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    reports = check_in_processes(_paths(5), _echo, ("tag",), 2)
+    assert [r.error for r in reports] == [f"tag:f{i}.py:{os.getpid()}" for i in range(5)]
