@@ -40,6 +40,9 @@ class DiscardedWrapper(Rule):
         "import torch\nwith pytest.raises(ValueError):\n    torch.nn.parallel.DistributedDataParallel(model)\n",
         # handing the bare module over without an optimizer may only log or save it
         "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\nlog_model(model)\n",
+        # a call that manages the model and its optimizer together is not the training loop
+        "import torch\ntorch.nn.parallel.DistributedDataParallel(model)\nopt = torch.optim.SGD(model.parameters())\n"
+        "model, opt = accelerator.prepare(model, opt)\n",
         # the wrapper kept: the loop trains through it
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.SGD(model.parameters())\n"
         "model = DDP(model)\ntrain(model, opt)\n",
