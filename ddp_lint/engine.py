@@ -18,7 +18,7 @@ from .rules.base import RuleHit
 from .settings import Settings
 from .findings import Finding, Related
 from .source import InputError, decode
-from .prefilter import could_match, wraps_selected
+from .prefilter import settings_could_match
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 
@@ -42,7 +42,7 @@ def analyse_source(
 ) -> Parsed:
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
-    if prefilter and not could_match(text, settings.catalog, wraps_selected(settings)):
+    if prefilter and not settings_could_match(text, settings):
         return Parsed(cst.Module(body=[]), [])
     with _cyclic_gc_paused():
         module = parse(text)

@@ -279,11 +279,21 @@ def could_match(
     return tree is None or tree_could_match(tree, catalog, with_wraps)
 
 
+def settings_could_match(text: str, settings, tree: Optional[ast.AST] = None) -> bool:
+    """`could_match` with a run's settings: their catalog, and wrappers only if an info rule runs."""
+    return could_match(text, settings.catalog, wraps_selected(settings), tree)
+
+
 def wraps_selected(settings) -> bool:
     """Whether a canonical-order (info) rule runs: only those read wrappers that keep the parameters."""
+    return _info_rule_selected(settings.selection)
+
+
+@lru_cache(maxsize=16)
+def _info_rule_selected(selection) -> bool:  # asked once per file: the answer is the selection's
     from .rules import INFO, severity_of
 
-    return any(severity_of(code) == INFO for code in settings.selection.codes())
+    return any(severity_of(code) == INFO for code in selection.codes())
 
 
 def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Dict[str, bool]:

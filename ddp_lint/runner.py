@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from typing import List, Optional
 
 from .findings import Finding
-from .prefilter import could_match, wraps_selected
 from .settings import Settings
 from .source import InputError, SourceText, decode, read_source
 
@@ -53,7 +52,9 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
         if mode == CHECK:
             # The prefilter first: most files stop here, and a pool worker that only ever sees such
             # files never pays for importing LibCST (0.11 s per process).
-            if not could_match(source.text, settings.catalog, wraps_selected(settings)):
+            from .prefilter import settings_could_match
+
+            if not settings_could_match(source.text, settings):
                 return FileReport(path)
             from .engine import analyse_source
 

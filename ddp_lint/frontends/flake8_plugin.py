@@ -76,10 +76,10 @@ class Plugin:
             raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
-        from ..prefilter import could_match, wraps_selected
+        from ..prefilter import settings_could_match
 
         text = "".join(self.lines)
-        if not could_match(text, settings.catalog, wraps_selected(settings), tree=self.tree):
+        if not settings_could_match(text, settings, tree=self.tree):
             return
         # Only now the parser: importing LibCST adds enough objects to a flake8 worker's heap that
         # every later garbage collection of the run gets slower.
