@@ -99,6 +99,55 @@ HOLDER_TERMINALS: Dict[str, str] = {
     "create_optimizer_v2": FACTORY,
 }
 
+# Holders that keep a deep copy of the model, not its parameters: a later wrap that shares the
+# parameters cannot touch the copy (timm documents that its EMA is built before DDP), though a later
+# move still leaves the copy behind.
+COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEmaV3", "AveragedModel"})
+
+# Holders that also keep the model they average, as a submodule: moving the holder moves the model.
+CONTAINING_HOLDERS: FrozenSet[str] = frozenset({"ema_pytorch.EMA"})
+
+# Naming conventions for optimizer classes no table lists (`WarmupAdam`, `OpenAIAdam`, `Nadam`,
+# `FusedLAMB`, `AdamW8bit`): a class name that ends in an optimizer's name, whatever its case.
+OPTIMIZER_NAME_ENDINGS: Tuple[str, ...] = (
+    "adamw?", "adamax", "adagrad", "adadelta", "adafactor", "adabelief", "adabound", "sgdw?", "lamb", "lars", "lion",
+    "rmsprop", "lbfgs", "novograd", "ranger", "sophiag?", "shampoo", "yogi", "madgrad", "prodigy", "asgd", "rprop", "muon",
+)
+_OPTIMIZER_SUFFIX = re.compile(r"^_*[A-Z]\w*?(?i:%s)(?:8bit|32bit)?$" % "|".join(OPTIMIZER_NAME_ENDINGS))
+_EAGER_SUFFIX = re.compile(r"(?i)adagrad$")
+# Packages whose CamelCase names are optimizers (save schedulers and helpers).
+OPTIMIZER_PACKAGES: Tuple[str, ...] = (
+    "torch.optim.", "bitsandbytes.optim.", "torch_optimizer.", "apex.optimizers.", "deepspeed.ops.adam.",
+    "deepspeed.ops.lamb.", "deepspeed.ops.lion.", "timm.optim.", "lion_pytorch.", "adabelief_pytorch.",
+    "pytorch_lamb.", "came_pytorch.", "prodigyopt.", "schedulefree.", "dadaptation.", "heavyball.",
+)
+_NOT_AN_OPTIMIZER_CLASS = re.compile(r"(?i)sched|warmup$|lr$|state|config|param|group|closure|wrapper|hook")
+
+# Names a config object has in training code; an argument rooted in one is a setting, and a config
+# entry that names an optimizer tells an otherwise unnamed factory what it builds.
+CONFIG_ROOTS: FrozenSet[str] = frozenset({"cfg", "config", "conf", "args", "hparams", "opt", "opts", "hp", "hps", "configs"})
+
+
+def is_config_root(name: str) -> bool:
+    return name in CONFIG_ROOTS
+
+
+def names_optimizer(word: str) -> bool:
+    """`optimizer`, `optim`, `OPTIMIZER`: a config entry or string that names an optimizer."""
+    return _GENERIC_HOLDER.search(word) is not None and not _NOT_A_FACTORY.search(word)
+
+
+def conventional_holder_kind(qualified: str) -> Optional[str]:
+    """The kind of an optimizer class known only by convention: its name or its package."""
+    terminal = qualified.rsplit(".", 1)[-1]
+    if _OPTIMIZER_SUFFIX.match(terminal):
+        return EAGER if _EAGER_SUFFIX.search(terminal) else LAZY
+    if terminal[:1].isupper() and not terminal.isupper() and not _NOT_AN_OPTIMIZER_CLASS.search(terminal):
+        if any(qualified.startswith(package) for package in OPTIMIZER_PACKAGES):
+            return LAZY
+    return None
+
+
 # Calls whose first argument is the module they act on.
 CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.nn.parallel.DistributedDataParallel": Placement(WRAP, "DistributedDataParallel", sync_wrapper=True, ddp=True),
@@ -124,6 +173,8 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.ao.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
     "torch.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
     "torch.ao.quantization.fuse_modules_qat": Placement(WRAP, "fuse_modules_qat"),
+    # Moves the model to the rank's device, then wraps it in DDP.
+    "ignite.distributed.auto_model": Placement(MOVE, "auto_model"),
 }
 
 # Bare callee names recognised without an import (re-exports, `from ... import *`, aliases we cannot see).
@@ -141,6 +192,24 @@ CALL_PLACEMENT_TERMINALS: Dict[str, str] = {
     "fuse_modules": "torch.ao.quantization.fuse_modules",
     "register_parametrization": "torch.nn.utils.parametrize.register_parametrization",
 }
+
+# Wrapper classes known by the end of their name, longest suffix first.
+_WRAPPER_SUFFIXES: Tuple[Tuple[str, str], ...] = (
+    ("FullyShardedDataParallel", "torch.distributed.fsdp.FullyShardedDataParallel"),
+    ("DistributedDataParallel", "torch.nn.parallel.DistributedDataParallel"),
+    ("ShardedDDP", "torch.nn.parallel.DistributedDataParallel"),
+    ("DataParallel", "torch.nn.DataParallel"),
+)
+
+# Library calls that move the module they are handed when given a device (ignite's trainers).
+DEVICE_KEYWORD_MOVES: Dict[str, str] = {
+    "ignite.engine.create_supervised_trainer": "device",
+    "ignite.engine.create_supervised_evaluator": "device",
+}
+
+# Placement classes that no rule reports, recorded so that "already placed there" knows the way back:
+HOME = "home"  # `.cpu()`: back on the CPU, where a later `.cuda()` is a real move again
+HOME_METHODS: FrozenSet[str] = frozenset({"cpu"})
 
 # Methods called on the module itself. `to` is classified by its arguments (device, dtype, xla, cpu).
 METHOD_PLACEMENTS: Dict[str, Placement] = {
@@ -205,6 +274,9 @@ STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
 
+# Module methods that iterate over the module's submodules (the module itself among them).
+MODULE_ITERATORS: FrozenSet[str] = frozenset({"modules", "children", "named_modules", "named_children"})
+
 # Container methods through which parameters flow into a list (`decay.append(p)`).
 COLLECTING_METHODS: FrozenSet[str] = frozenset({"append", "extend", "add", "insert", "update", "add_param_group"})
 
@@ -217,6 +289,12 @@ NOOP_DEVICES: FrozenSet[str] = frozenset({"cpu"})
 DTYPE_NAMES: FrozenSet[str] = frozenset(
     "float16 half bfloat16 float32 float float64 double complex64 complex128 int8 uint8 float8_e4m3fn".split()
 )
+
+# Spellings of one dtype, so that `.half()` after `.to(torch.float16)` is a round trip.
+DTYPE_ALIASES: Dict[str, str] = {
+    "half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
+    "type(float16)": "float16", "dtype=float16": "float16", "dtype=bfloat16": "bfloat16",
+}
 
 # After these, parameters are DTensors, which `to_empty` swaps in place (semantics row 19b).
 DTENSOR_PLACEMENTS: FrozenSet[str] = frozenset({"fully_shard", "parallelize_module"})
@@ -266,14 +344,23 @@ class Catalog:
         if qualified.startswith("torch.optim.") and qualified.count(".") == 2:
             return LAZY  # a class added to torch.optim after this table was written
         terminal = qualified.rsplit(".", 1)[-1]
-        return self.holder_terminals.get(terminal)
+        return self.holder_terminals.get(terminal) or conventional_holder_kind(qualified)
 
     def call_placement(self, qualified: str) -> Optional[Placement]:
         found = self.call_placements.get(qualified)
         if found is not None:
             return found
-        alias = self.call_placement_terminals.get(qualified.rsplit(".", 1)[-1])
-        return self.call_placements.get(alias) if alias else None
+        terminal = qualified.rsplit(".", 1)[-1]
+        alias = self.call_placement_terminals.get(terminal)
+        if alias:
+            return self.call_placements.get(alias)
+        if terminal[:1].isupper():
+            # Subclasses by convention: `LightningDistributedDataParallel`, `ShardedDataParallel`.
+            for suffix, target in _WRAPPER_SUFFIXES:
+                found = self.call_placements.get(target) if terminal.endswith(suffix) else None
+                if found is not None:
+                    return replace(found, label=terminal)
+        return None
 
     def is_managed(self, qualified: str) -> bool:
         return qualified in self.managed_qualified or qualified.rsplit(".", 1)[-1] in self.managed_terminals
@@ -304,8 +391,9 @@ class Catalog:
                 # ... or through a lower-case alias of a torch.nn class
                 r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
             ),
-            placement_words=tuple(sorted(calls | {"deepcopy"})),
+            placement_words=tuple(sorted(calls | {"deepcopy"} | {name.rsplit(".", 1)[-1] for name in DEVICE_KEYWORD_MOVES})),
             holder_pattern=GENERIC_HOLDER_NAME,
+            convention_pattern=r"(?i)(?:%s)(?:8bit|32bit)?\b" % "|".join(OPTIMIZER_NAME_ENDINGS),
             holder_words=_fewest_words({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals)),
             wrapper_words=tuple(sorted(wrappers)),
         )
@@ -332,6 +420,7 @@ class Prefilter:
     placement_patterns: Tuple[str, ...]
     placement_words: Tuple[str, ...]
     holder_pattern: str
+    convention_pattern: str  # optimizer classes known by the end of their name, in any case
     holder_words: Tuple[str, ...]
     wrapper_words: Tuple[str, ...]
 

@@ -22,26 +22,54 @@ class Handle:
         return self.sub[:shorter] == other.sub[:shorter]
 
 
+# The arm index of a `try` body: it runs on every path, though an exception may cut it short, so an
+# ending event in it is skipped on the paths through the handlers.
+TRY_BODY = -1
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One condition on the path to an event: the `if` (or `while`, `case`) test and which way it went."""
+
+    test: cst.BaseExpression
+    holds: bool  # False on an `else` arm (and the arms after an `elif`)
+
+
 @dataclass(frozen=True)
 class Site:
-    """Where an event happens: its node, the statements that contain it, and the branches above it."""
+    """Where an event happens: its node, the statements that contain it, and the path that reaches it."""
 
     order: int
     node: cst.CSTNode
     chain: Tuple[cst.CSTNode, ...]  # statements from the scope's own block down to the innermost one
-    branches: Tuple[Tuple[int, int], ...] = ()  # (id of the if/try node, arm index) for exclusivity
-    guards: Tuple[cst.BaseExpression, ...] = ()  # tests of the `if`s that guard it, outermost first
+    branches: Tuple[Tuple[int, int], ...] = ()  # (id of the if/try/match node, arm index) it sits in
+    guards: Tuple[Guard, ...] = ()  # the conditions of those arms, outermost first
     loops: int = 0
     via: Optional[str] = None  # "setup_model()" when it happens inside a helper called here
+    # Arms that had ended (`return`, `raise`, or `break`/`continue` inside this loop) before it ran:
+    # no path through them reaches this site.
+    dead: FrozenSet[Tuple[int, int]] = frozenset()
 
     @property
     def statement(self) -> cst.CSTNode:
         return self.chain[-1]
 
     def exclusive_with(self, other: "Site") -> bool:
-        """True when the two sit in different arms of the same `if` and so never both run."""
+        """True when no path runs both: different arms of one branch, or one sits in an arm that had
+        ended before the other ran."""
         arms = dict(self.branches)
-        return any(key in arms and arms[key] != arm for key, arm in other.branches)
+        if any(key in arms and arms[key] != arm and TRY_BODY not in (arm, arms[key]) for key, arm in other.branches):
+            return True
+        return bool(self.dead.intersection(other.branches) or other.dead.intersection(self.branches))
+
+    def on_every_path(self, first: "Site", last: "Site") -> bool:
+        """Whether every path that runs `first` and then `last` also runs this site (which lies between
+        them in source order): it sits in no arm that one of them does not sit in too."""
+        handlers = {key for key, arm in last.branches if arm != TRY_BODY}
+        return all(
+            (key, arm) in first.branches or (key, arm) in last.branches or (arm == TRY_BODY and key not in handlers)
+            for key, arm in self.branches
+        )
 
 
 @dataclass
@@ -52,6 +80,7 @@ class HolderEvent:
     models: FrozenSet[Handle]
     var: Optional[str] = None
     bucket_view: bool = False
+    copies: bool = False  # keeps a deep copy of the model (timm's ModelEma, AveragedModel)
 
 
 @dataclass
@@ -64,6 +93,8 @@ class PlacementEvent:
     ddp: bool = False
     argument_text: str = ""  # `.to(device)`'s argument, to tell a repeated no-op move
     operation: str = ""  # the method or function name: `to_empty`, `float`, `fully_shard`
+    # Holders that contain the model and are moved with it (`ema.to(device)` moves `EMA(model)`).
+    carriers: Tuple["HolderEvent", ...] = ()
 
 
 @dataclass

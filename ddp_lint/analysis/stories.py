@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -27,6 +27,9 @@ class Step:
     placement: PlacementEvent
     state: Optional[StateEvent]  # first load_state_dict/step on the holder before this placement
     stepped: Optional[StateEvent]  # first step() before this placement
+    # Ending events (a managed call, a rebuild) that lie between on some paths only: the story holds
+    # on the paths that skip them ("unless `use_apex`").
+    skipped: Tuple[object, ...] = ()
 
 
 @dataclass
@@ -56,34 +59,74 @@ def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
 def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[HolderStory]:
     events = scope.events
     overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
-    earlier = [event for event in events[:index] if isinstance(event, PlacementEvent) and overlaps(event.handle)]
-    placed_before = {event.kind for event in earlier if event.kind in (cat.MOVE, cat.CAST)}
-    dtensor = any(event.operation in cat.DTENSOR_PLACEMENTS for event in earlier)
+    placed = _placed_before(event for event in events[:index]
+                            if isinstance(event, PlacementEvent) and overlaps(event.handle)
+                            and not event.site.exclusive_with(holder.site))
+    dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
     story = HolderStory(holder, scope)
     states: List[StateEvent] = []
+    endings: List[object] = []
+    seen = set()
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:
             states.append(event)
-        elif isinstance(event, ManagedEvent) and holder in event.holders:
-            break  # handed to a framework that remaps it
+        elif isinstance(event, ManagedEvent) and any(held is holder for held in event.holders):
+            endings.append(event)  # handed to a framework that remaps it, on the paths through it
         elif isinstance(event, RebindEvent) and event.old is holder:
-            if story.steps:
-                return None  # rebuilt after the placement: the early holder is superseded
-            break
+            # Rebuilt after a placement on every path through it: the early holder is superseded there.
+            story.steps = [
+                step for step in story.steps
+                if step.placement.site.exclusive_with(event.site) or not event.site.on_every_path(holder.site, step.placement.site)
+            ]
+            endings.append(event)
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
-            if event.site.exclusive_with(holder.site):
+            if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):
                 continue
-            if event.kind in placed_before:
-                continue  # the model was already there; this is a round trip, not the first move
+            if (id(event.site.node), event.kind) in seen:
+                continue  # the same call on another object the name may hold
+            current = [e for e in endings if not e.site.exclusive_with(holder.site) and not e.site.exclusive_with(event.site)]
+            if any(e.site.on_every_path(holder.site, event.site) for e in current):
+                continue
+            if _already_there(placed, event):
+                continue  # the model was already there: a round trip, not the first move
             if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
+            seen.add((id(event.site.node), event.kind))
             # A class's methods do not run in source order: only state given in the holder's own
             # function, or earlier in the placement's function, is known to come first.
-            known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))]
+            known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))
+                     and not s.site.exclusive_with(event.site)]
             state = known[0] if known else None
             stepped = next((s for s in known if s.method == "step"), None)
-            story.steps.append(Step(event, state, stepped))
+            story.steps.append(Step(event, state, stepped, tuple(current)))
     return story
+
+
+def _placed_before(placements) -> List[Tuple[str, str, str]]:
+    """(kind, operation, target) of each move and cast that reached the model before the holder."""
+    return [
+        (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, "cpu" if e.kind == cat.HOME else _target(e))
+        for e in placements if e.kind in (cat.MOVE, cat.CAST, cat.HOME) or e.operation in cat.DTENSOR_PLACEMENTS
+    ]
+
+
+def _target(event: PlacementEvent) -> str:
+    """Where a move goes or what a cast makes, spelled the same way for the same place: "" for a move
+    to the device the run uses (`.cuda()`, `.to(device)`), a literal only when the code names one."""
+    if event.kind == cat.CAST:
+        text = (event.argument_text or event.operation).replace("torch.", "")
+        return cat.DTYPE_ALIASES.get(text, text)
+    text = event.argument_text.strip().strip("'\"")
+    return text if text.startswith(("cuda:", "xpu:", "mps")) else ""
+
+
+def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) -> bool:
+    """A move or cast is a round trip when the last placement of its kind before the holder went to
+    the same place; "already placed" means already placed *there*."""
+    if event.kind not in (cat.MOVE, cat.CAST):
+        return False
+    targets = [target for kind, _, target in placed if kind == event.kind]
+    return bool(targets) and targets[-1] == _target(event)
 
 
 def _runs_after(first: Site, second: Site) -> bool:

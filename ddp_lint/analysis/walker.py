@@ -1,8 +1,14 @@
-"""Walks one scope's statements in execution order and records holder, placement and state events.
+"""Walks one scope's statements along every path and records holder, placement and state events.
 
 The walker follows values, not types: a name becomes a model handle when parameters are taken from
 it, aliases (`model = model.to(d)`, `ddp = DDP(model)`, `self.model = model`) share one object id,
 and rebinding to a new object gives a new id, which ends the old handle.
+
+It is a path-aware dataflow: each arm of an `if`, `try`, `match` or loop starts from a copy of the
+names bound before it, and where the arms meet a name holds the *set* of objects it may hold on any
+path that gets there (may-alias); a fact such as "this device is the CPU" holds only where every
+path makes it. `return`, `raise`, `break` and `continue` end their path: the events after a branch
+record which arms had ended (`Site.dead`), and the names bound in an ended arm do not reach the merge.
 """
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import count
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -19,6 +25,7 @@ from .. import catalog as cat
 from .events import (
     DiscardedWrapperEvent,
     ForwardEvent,
+    Guard,
     Handle,
     HolderEvent,
     ManagedEvent,
@@ -27,6 +34,7 @@ from .events import (
     ScopeEvents,
     Site,
     StateEvent,
+    TRY_BODY,
 )
 from .names import ImportTable, dotted_name
 
@@ -34,6 +42,9 @@ from .names import ImportTable, dotted_name
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
+
+Env = Dict[str, "Binding"]
+Arm = Tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -57,27 +68,62 @@ class HelperSummary:
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Binding:
+    """What one name may hold where the walk is. Never changed in place: an arm's copy of the
+    environment shares bindings with the others until it rebinds them."""
+
     handle: Handle
     params: FrozenSet[Handle] = frozenset()
-    holder: Optional[HolderEvent] = None
+    holders: Tuple[HolderEvent, ...] = ()
     xla: bool = False
-    cpu: bool = False  # `device = torch.device("cpu")`: moving there is a no-op
+    cpu: bool = False  # `device = torch.device("cpu")` on every path: moving there is a no-op
+    alts: FrozenSet[Handle] = frozenset()  # the other objects it holds on other paths
+    members: FrozenSet[Handle] = frozenset()  # the modules a list, tuple or ModuleList of it holds
+    element: bool = False  # bound by a loop or comprehension to one of a container's modules
+    makes: Optional[str] = None  # holds an optimizer class or partial: calling it builds a holder
+
+    @property
+    def holder(self) -> Optional[HolderEvent]:
+        return self.holders[0] if self.holders else None
 
 
 @dataclass
 class Value:
     handle: Optional[Handle] = None
     params: FrozenSet[Handle] = frozenset()
-    holder: Optional[HolderEvent] = None
+    holders: Tuple[HolderEvent, ...] = ()
     xla: bool = False
     copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`
     # Placements applied to a new object before it has a name (`model = Net().to(device)`).
     pending: Tuple[PlacementEvent, ...] = ()
+    alts: FrozenSet[Handle] = frozenset()
+    members: FrozenSet[Handle] = frozenset()
+    contains: bool = False  # a holder that keeps `handle` as a submodule (`EMA(model)`)
+    element: bool = False  # one of a container's modules, bound by a loop or comprehension
+    makes: Optional[str] = None  # a callable that builds a holder of this kind (`getattr(torch.optim, name)`)
+
+    @property
+    def holder(self) -> Optional[HolderEvent]:
+        return self.holders[0] if self.holders else None
+
+    @property
+    def handles(self) -> Tuple[Handle, ...]:
+        """Every object it may be, the primary one first."""
+        if self.handle is None:
+            return ()
+        return (self.handle,) + tuple(sorted(self.alts - {self.handle}, key=_handle_key))
 
 
 _EMPTY = Value()
+
+
+@dataclass
+class _Loop:
+    """What `break` and `continue` leave behind inside one loop: their environments and ended arms."""
+
+    exits: List[Env] = field(default_factory=list)
+    ended: set = field(default_factory=set)
 
 
 class ScopeWalker:
@@ -100,15 +146,21 @@ class ScopeWalker:
         self.method_helpers = method_helpers
         self.ids = ids
         self.overwrite_flag = overwrite_flag
-        self.env: Dict[str, Binding] = {}
+        self.env: Env = {}
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
         self.order = count()
+        self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
+        self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
         self._chain: Tuple[cst.CSTNode, ...] = ()
-        self._branches: Tuple[Tuple[int, int], ...] = ()
-        self._guards: Tuple[cst.BaseExpression, ...] = ()
-        self._loops = 0
+        self._branches: Tuple[Arm, ...] = ()
+        self._guards: Tuple[Guard, ...] = ()
+        self._loops: List[_Loop] = []
+        self._alive = True
+        self._ended_by_loop_exit = False
+        self._dead: FrozenSet[Arm] = frozenset()
+        self._silent = 0  # > 0 while a loop body is walked once only for its bindings
         self._current_node: cst.CSTNode = cst.Pass()
 
     # ----- entry points -------------------------------------------------------------------------
@@ -131,6 +183,7 @@ class ScopeWalker:
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
         saved = self._chain
         self._chain = root
+        self._alive, self._dead = True, frozenset()
         self._walk_block(body)
         self._chain = saved
 
@@ -141,6 +194,8 @@ class ScopeWalker:
     # ----- statements ---------------------------------------------------------------------------
     def _walk_block(self, body: Sequence[cst.BaseStatement]) -> None:
         for statement in body:
+            if not self._alive:
+                return  # unreachable: the path ended above
             self._walk_statement(statement)
 
     def _enter(self, statement: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
@@ -153,24 +208,12 @@ class ScopeWalker:
         try:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
-                    self._walk_small(small)
+                    if self._alive:
+                        self._walk_small(small)
             elif isinstance(statement, cst.If):
                 self._walk_if(statement)
-            elif isinstance(statement, (cst.For,)):
-                source = self._eval(statement.iter)
-                self._bind_target(statement.target, Value(params=source.params | _handles(source)))
-                self._loops += 1
-                self._walk_suite(statement.body)
-                self._loops -= 1
-                if statement.orelse is not None:
-                    self._walk_suite(statement.orelse.body)
-            elif isinstance(statement, cst.While):
-                self._eval(statement.test)
-                self._loops += 1
-                self._walk_suite(statement.body)
-                self._loops -= 1
-                if statement.orelse is not None:
-                    self._walk_suite(statement.orelse.body)
+            elif isinstance(statement, (cst.For, cst.While)):
+                self._walk_loop(statement)
             elif isinstance(statement, cst.With):
                 for item in statement.items:
                     value = self._eval(item.item)
@@ -178,19 +221,11 @@ class ScopeWalker:
                         self._bind_target(item.asname.name, value)
                 self._walk_suite(statement.body)
             elif isinstance(statement, cst.Try):
-                self._walk_suite(statement.body)
-                for arm, handler in enumerate(statement.handlers, start=1):
-                    self._with_branch(statement, arm, None, lambda h=handler: self._walk_suite(h.body))
-                if statement.orelse is not None:
-                    self._walk_suite(statement.orelse.body)
-                if statement.finalbody is not None:
-                    self._walk_suite(statement.finalbody.body)
+                self._walk_try(statement)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 pass  # their own scopes; the name now refers to something new
             elif isinstance(statement, cst.Match):
-                self._eval(statement.subject)
-                for arm, case in enumerate(statement.cases):
-                    self._with_branch(statement, arm, None, lambda c=case: self._walk_suite(c.body))
+                self._walk_match(statement)
             else:
                 body = getattr(statement, "body", None)
                 if isinstance(body, cst.BaseSuite):
@@ -198,21 +233,135 @@ class ScopeWalker:
         finally:
             self._chain = saved
 
+    # ----- paths --------------------------------------------------------------------------------
+    def _walk_arms(self, node: cst.CSTNode, arms: Sequence[Tuple[Tuple[Guard, ...], object]], start: Env,
+                   fall_through: bool) -> None:
+        """Walk each arm from `start`; afterwards the names hold what they may hold on every path that
+        got through an arm (or past them all, with `fall_through`)."""
+        outs: List[Env] = [start] if fall_through else []
+        for arm, (guards, walk) in enumerate(arms):
+            self.env = dict(start)
+            self._alive = True
+            self._ended_by_loop_exit = False
+            self._with_branch(node, arm, guards, walk)
+            if self._alive:
+                outs.append(self.env)
+            else:
+                self._end_arm((id(node), arm))
+        self._alive = bool(outs)
+        self._ended_by_loop_exit = False
+        self.env = _merge(outs) if outs else start
+        if outs and not fall_through:
+            self._note_rebuilt_everywhere(node, start)
+
+    def _note_rebuilt_everywhere(self, node: cst.CSTNode, start: Env) -> None:
+        """A holder that every arm rebinds away is superseded here, on every path (each arm's own
+        rebinding ends it only on that arm's path)."""
+        for key, binding in start.items():
+            if not binding.holders:
+                continue
+            now = self.env.get(key)
+            for holder in binding.holders:
+                if now is None or all(held is not holder for held in now.holders):
+                    self._emit(RebindEvent(self._site(node), holder, None))
+
+    def _end_arm(self, arm: Arm) -> None:
+        self._dead = self._dead | {arm}
+        if self._ended_by_loop_exit and self._loops:
+            self._loops[-1].ended.add(arm)
+
     def _walk_if(self, statement: cst.If) -> None:
         self._eval(statement.test)
-        self._with_branch(statement, 0, statement.test, lambda: self._walk_suite(statement.body))
+        arms: List[Tuple[Tuple[Guard, ...], object]] = [
+            ((Guard(statement.test, True),), lambda: self._walk_suite(statement.body))
+        ]
         orelse = statement.orelse
+        otherwise = (Guard(statement.test, False),)
         if isinstance(orelse, cst.If):
             # An `elif` belongs to the outer `if` statement: it adds no statement to the chain.
-            self._with_branch(statement, 1, None, lambda: self._walk_if(orelse))
+            arms.append((otherwise, lambda: self._walk_if(orelse)))
         elif isinstance(orelse, cst.Else):
-            self._with_branch(statement, 1, None, lambda: self._walk_suite(orelse.body))
+            arms.append((otherwise, lambda: self._walk_suite(orelse.body)))
+        self._walk_arms(statement, arms, self.env, fall_through=orelse is None)
 
-    def _with_branch(self, node: cst.CSTNode, arm: int, guard: Optional[cst.BaseExpression], walk) -> None:
+    def _walk_match(self, statement: cst.Match) -> None:
+        self._eval(statement.subject)
+        arms = [((), lambda c=case: self._walk_suite(c.body)) for case in statement.cases]
+        exhaustive = any(
+            isinstance(case.pattern, cst.MatchAs) and case.pattern.pattern is None and case.guard is None
+            for case in statement.cases
+        )
+        self._walk_arms(statement, arms, self.env, fall_through=not exhaustive)
+
+    def _walk_try(self, statement: cst.Try) -> None:
+        before = self.env
+        self.env = dict(before)
+        self._with_branch(statement, TRY_BODY, (), lambda: self._walk_suite(statement.body))
+        body_alive, after_body = self._alive, self.env
+        if statement.orelse is not None and body_alive:
+            self._walk_suite(statement.orelse.body)
+        outs = [(self._alive, self.env)]
+        # A handler may start anywhere in the body: from what was bound before it or at its end.
+        start = _merge([before, after_body]) if body_alive else before
+        for arm, handler in enumerate(statement.handlers, start=1):
+            self.env = dict(start)
+            self._alive = True
+            self._with_branch(statement, arm, (), lambda h=handler: self._walk_suite(h.body))
+            if not self._alive:
+                self._end_arm((id(statement), arm))
+            outs.append((self._alive, self.env))
+        live = [env for alive, env in outs if alive]
+        self._alive = bool(live)
+        self.env = _merge(live) if live else start
+        if statement.finalbody is not None:
+            alive, self._alive = self._alive, True
+            self._walk_suite(statement.finalbody.body)
+            self._alive = alive and self._alive
+
+    def _walk_loop(self, statement) -> None:
+        """Loops run to a fixed point of one extra pass: the body is first walked silently, so that on
+        the recorded pass a name holds what the previous iteration may have left in it."""
+        before = self.env
+        self.env = dict(before)
+        if self._silent == 0:
+            self._silent += 1
+            try:
+                self._loop_pass(statement)
+                head = _merge([before] + self._loop_exits(before))
+            finally:
+                self._silent -= 1
+            self.env = dict(head)
+        else:
+            head = before
+        alive_before = self._alive
+        self._loop_pass(statement)
+        self.env = _merge([head] + self._loop_exits(head))
+        self._alive = alive_before
+        if statement.orelse is not None:
+            self._walk_suite(statement.orelse.body)
+
+    def _loop_pass(self, statement) -> None:
+        self._loops.append(_Loop())
+        self._alive = True
+        if isinstance(statement, cst.For):
+            source = self._eval(statement.iter)
+            self._bind_target(statement.target, _element_of(source))
+        else:
+            self._eval(statement.test)
+        self._walk_suite(statement.body)
+
+    def _loop_exits(self, head: Env) -> List[Env]:
+        loop = self._loops.pop()
+        self._dead = self._dead - loop.ended  # after the loop, the path of a `break` goes on
+        exits = list(loop.exits)
+        if self._alive:
+            exits.append(self.env)
+        return exits
+
+    def _with_branch(self, node: cst.CSTNode, arm: int, guards: Tuple[Guard, ...], walk) -> None:
         saved = (self._branches, self._guards)
         self._branches = self._branches + ((id(node), arm),)
-        if guard is not None:
-            self._guards = self._guards + (guard,)
+        self._guards = self._guards + tuple(guards)
         try:
             walk()
         finally:
@@ -223,7 +372,8 @@ class ScopeWalker:
             self._walk_block(suite.body)
         elif isinstance(suite, cst.SimpleStatementSuite):
             for small in suite.body:
-                self._walk_small(small)
+                if self._alive:
+                    self._walk_small(small)
 
     def _walk_small(self, small: cst.BaseSmallStatement) -> None:
         self._current_node = small
@@ -237,20 +387,31 @@ class ScopeWalker:
         elif isinstance(small, cst.AugAssign):
             value = self._eval(small.value)
             key = self._key_of(small.target)
-            if key is not None and key in self.env and value.params:
+            if key is not None and key in self.env and (value.params or value.members):
                 binding = self.env[key]
-                binding.params = binding.params | value.params
+                self.env[key] = dataclasses.replace(
+                    binding, params=binding.params | value.params, members=binding.members | value.members
+                )
         elif isinstance(small, cst.Expr):
             value = self._eval(small.value)
             self._check_discarded(small.value, value)
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                self.returns.append(self._eval(small.value))
+                value = self._eval(small.value)
+                if not self._silent:
+                    self.returns.append(value)
+            self._alive = False
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             self.imports.add(small)
         elif isinstance(small, (cst.Raise, cst.Assert, cst.Del)):
             for child in _expression_children(small):
                 self._eval(child)
+            if isinstance(small, cst.Raise):
+                self._alive = False
+        elif isinstance(small, (cst.Break, cst.Continue)) and self._loops:
+            self._loops[-1].exits.append(self.env)
+            self._alive = False
+            self._ended_by_loop_exit = True
 
     # ----- bindings -----------------------------------------------------------------------------
     def _key_of(self, node: cst.BaseExpression) -> Optional[str]:
@@ -262,20 +423,34 @@ class ScopeWalker:
             return dotted
         return dotted if len(parts) == 1 else None
 
-    def _resolve(self, dotted: str) -> Handle:
+    def _split(self, dotted: str) -> Tuple[str, Tuple[str, ...]]:
         parts = dotted.split(".")
         if parts[0] == "self" and len(parts) >= 2:
-            key, rest = "self." + parts[1], parts[2:]
-        else:
-            key, rest = parts[0], parts[1:]
+            return "self." + parts[1], tuple(parts[2:])
+        return parts[0], tuple(parts[1:])
+
+    def _binding(self, key: str) -> Binding:
         binding = self.env.get(key)
         if binding is None:
-            handle = Handle(next(self.ids), (), key)
-            self.origins[handle.obj] = Origin("self" if key.startswith("self.") else "local", key)
+            handle = self._free.get(key)
+            if handle is None:
+                handle = self._free[key] = Handle(next(self.ids), (), key)
+                self.origins[handle.obj] = Origin("self" if key.startswith("self.") else "local", key)
             binding = self.env[key] = Binding(handle)
+        return binding
+
+    def _resolve(self, dotted: str) -> Handle:
+        return self._resolve_all(dotted)[0]
+
+    def _resolve_all(self, dotted: str) -> Tuple[Handle, ...]:
+        """Every object `a.b.c` may be: one per object its root name may hold."""
+        key, rest = self._split(dotted)
+        binding = self._binding(key)
         sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES)
-        base = binding.handle
-        return Handle(base.obj, base.sub + sub, dotted)
+        bases = (binding.handle,) + tuple(sorted(binding.alts - {binding.handle}, key=_handle_key))
+        if binding.element:  # a loop's module is named as its container named it
+            return tuple(Handle(base.obj, base.sub + sub, ".".join((base.text,) + rest)) for base in bases)
+        return tuple(Handle(base.obj, base.sub + sub, dotted) for base in bases)
 
     def _bind_target(self, target: cst.BaseExpression, value: Value, value_node: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -283,8 +458,14 @@ class ScopeWalker:
             if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(elements):
                 values = [self._peek(element.value) for element in value_node.elements]
             else:
-                # `opt, sched = build(...)`: the first name gets the holder, each gets a new object.
-                values = [Value(params=value.params, holder=value.holder if i == 0 else None) for i in range(len(elements))]
+                # `opt, sched = build(...)`: the first name gets the holder, each gets a new object;
+                # `for name, sub in net.named_modules()`: each may be one of the modules.
+                values = [
+                    Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
+                          handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
+                          element=value.element)
+                    for i in range(len(elements))
+                ]
             for element, element_value in zip(elements, values):
                 self._bind_target(element, element_value)
             return
@@ -298,29 +479,39 @@ class ScopeWalker:
         if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
             # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
             self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, "copy.deepcopy()"))
-        if old is not None and old.holder is not None and value.holder is not old.holder and value.holder is not None:
-            self._emit(RebindEvent(self._site(value_node or target), old.holder, value.holder))
-        if value.handle is not None and value.holder is None:
-            handle = Handle(value.handle.obj, value.handle.sub, key)
+        if old is not None and value.holders:
+            for previous in old.holders:
+                if all(previous is not new for new in value.holders):
+                    self._emit(RebindEvent(self._site(value_node or target), previous, value.holder))
+        alts: FrozenSet[Handle] = frozenset()
+        if value.handle is not None and (not value.holders or value.contains):
+            # One of a container's modules keeps its own name (`net.backbone`, not the loop's `part`).
+            text = (lambda h: h.text) if value.element else (lambda h: key)
+            handle = Handle(value.handle.obj, value.handle.sub, text(value.handle))
+            alts = frozenset(Handle(h.obj, h.sub, text(h)) for h in value.alts)
         else:
             handle = Handle(next(self.ids), (), key)
             self.origins[handle.obj] = Origin("local", key)
+            if _is_data(value_node, value):
+                self._data.add(handle.obj)
         for event in value.pending:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
-        if value.holder is not None and value.holder.var is None:
-            value.holder.var = key
-        self.env[key] = Binding(handle, value.params, value.holder, value.xla, _is_cpu_device(value_node))
+        for holder in value.holders:
+            if holder.var is None:
+                holder.var = key
+        self.env[key] = Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
+                                value.members, value.element and value.handle is not None, value.makes)
 
     def _peek(self, node: cst.BaseExpression) -> Value:
         """The value of one element of a tuple already evaluated as a whole (no new events)."""
         dotted = dotted_name(node)
         if dotted is None:
             return _EMPTY
-        handle = self._resolve(dotted)
+        handles = self._resolve_all(dotted)
         binding = self.env.get(dotted)
         if binding is not None:
-            return Value(handle, binding.params, binding.holder, binding.xla)
-        return Value(handle)
+            return _value_of(binding, handles)
+        return Value(handles[0], alts=frozenset(handles[1:]))
 
     def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression]) -> None:
         dotted = dotted_name(target)
@@ -331,24 +522,26 @@ class ScopeWalker:
             return
         qualified = self.imports.qualify(callee)
         terminal = qualified.rsplit(".", 1)[-1]
+        if self.catalog.call_placement(qualified) is not None:
+            return  # `model.features = DataParallel(model.features)`: the call is the placement, seen already
         if (qualified.startswith("torch.nn.") or callee.startswith("nn.")) and terminal[:1].isupper():
-            handle = self._resolve(dotted)
-            if handle.sub:
-                label = f"submodule reassignment `{dotted} = {callee}(...)`"
-                self._emit(PlacementEvent(self._site(target), handle, cat.REPLACE, label))
+            for handle in self._resolve_all(dotted):
+                if handle.sub:
+                    label = f"submodule reassignment `{dotted} = {callee}(...)`"
+                    self._emit(PlacementEvent(self._site(target), handle, cat.REPLACE, label))
 
     # ----- expressions --------------------------------------------------------------------------
     def _eval(self, node: cst.BaseExpression) -> Value:
         if isinstance(node, (cst.Name, cst.Attribute)):
             dotted = dotted_name(node)
             if dotted is not None:
-                if self.imports.binds(dotted.split(".", 1)[0]) and dotted.split(".", 1)[0] not in self.env:
+                if self._is_library_root(dotted.split(".", 1)[0]):
                     return _EMPTY
-                handle = self._resolve(dotted)
+                handles = self._resolve_all(dotted)
                 binding = self.env.get(dotted) if "." not in dotted or dotted.startswith("self.") else None
                 if binding is not None and dotted.count(".") <= 1:
-                    return Value(handle, binding.params, binding.holder, binding.xla)
-                return Value(handle)
+                    return _value_of(binding, handles)
+                return Value(handles[0], alts=frozenset(handles[1:]))
             if isinstance(node, cst.Attribute):
                 inner = self._eval(node.value)
                 return Value(params=inner.params)
@@ -356,15 +549,56 @@ class ScopeWalker:
             return self._eval_call(node)
         if isinstance(node, (cst.Lambda,)):
             return _EMPTY  # deferred code: its effects do not happen here
+        if isinstance(node, cst.Subscript):
+            return self._eval_subscript(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._eval_comprehension(node)
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test)
+            return _join_values([self._eval(node.body), self._eval(node.orelse)])
         params: FrozenSet[Handle] = frozenset()
+        members: FrozenSet[Handle] = frozenset()
         xla = False
+        container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
         for child in _expression_children(node):
             value = self._eval(child)
             params = params | value.params
             xla = xla or value.xla
+            if container:
+                members = members | frozenset(value.handles) | value.members
         if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
             xla = True
-        return Value(params=params, xla=xla)
+        return Value(params=params, xla=xla, members=members)
+
+    def _eval_subscript(self, node: cst.Subscript) -> Value:
+        """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
+        inner = self._eval(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self._eval(element.slice.value)
+        if inner.members:
+            return Value(_first(inner.members), params=inner.params, alts=inner.members)
+        if inner.handle is not None and not inner.holders:
+            return Value(inner.handle, params=inner.params, alts=inner.alts)
+        return Value(params=inner.params)
+
+    def _eval_comprehension(self, node) -> Value:
+        """A comprehension's targets are bound only inside it; its result holds what its element holds."""
+        saved = self.env
+        self.env = dict(saved)
+        try:
+            clause = node.for_in
+            while clause is not None:
+                source = self._eval(clause.iter)
+                self._bind_target(clause.target, _element_of(source))
+                for condition in clause.ifs:
+                    self._eval(condition.test)
+                clause = clause.inner_for_in
+            parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+            element = _join_values([self._eval(part) for part in parts])
+        finally:
+            self.env = saved
+        return Value(params=element.params, members=frozenset(element.handles) | element.members, xla=element.xla)
 
     def _eval_call(self, call: cst.Call) -> Value:
         func = call.func
@@ -375,16 +609,24 @@ class ScopeWalker:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             root = dotted.split(".", 1)[0] if dotted else None
-            library_call = root is not None and self.imports.binds(root) and root not in self.env
+            library_call = root is not None and self._is_library_root(root)
             if not library_call:
                 receiver = self._eval(func.value)
         elif not isinstance(func, cst.Name):
-            self._eval(func)
+            receiver = self._eval(func)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
+        maker = self._optimizer_class(call, dotted, args) or receiver.makes
+        if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
+            maker = self.env[dotted].makes
+        if maker is not None:
+            if dotted is not None and dotted in ("getattr", "functools.partial", "partial"):
+                return Value(makes=maker)
+            label = f"{dotted}()" if dotted else f"{_callee_name(func)}()"
+            return self._holder(call, maker, label, args)
         if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
             self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
         self._training_handoff(call, dotted, args)
-        qualified = self.imports.qualify(dotted) if dotted else ""
+        qualified = self._qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
         if qualified:
@@ -402,83 +644,143 @@ class ScopeWalker:
             result = self._generic_holder(call, dotted, receiver, args)
             if result is not None:
                 return result
+        if dotted in _PASS_THROUGH and args:
+            # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
+            inner = args[-1][1] if dotted == "filter" else args[0][1]
+            return Value(params=frozenset().union(*(value.params for _, value in args)),
+                         members=inner.members | frozenset(inner.handles))
         params = receiver.params.union(*(value.params for _, value in args))
         if dotted and _PARAM_COLLECTOR.search(dotted.rsplit(".", 1)[-1]):
-            params = params.union(*(_handles(value) for _, value in args))
-            if receiver.handle is not None:
-                params = params | {receiver.handle}
+            params = params.union(*(frozenset(value.handles) for _, value in args))
+            params = params | frozenset(receiver.handles)
         return Value(params=params, xla=xla)
+
+    def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
+        """`getattr(torch.optim, name)` and `partial(torch.optim.AdamW, lr=...)` are optimizer classes."""
+        if dotted not in ("getattr", "functools.partial", "partial") or not call.args:
+            return None
+        first = dotted_name(call.args[0].value)
+        if first is None:
+            return None
+        qualified = self._qualify(first)
+        if dotted == "getattr":
+            return cat.LAZY if any(p.startswith(qualified + ".") for p in cat.OPTIMIZER_PACKAGES) else None
+        return self.catalog.holder_kind(qualified)
+
+    def _is_library_root(self, root: str) -> bool:
+        """A name that means an imported module here: imported and not rebound, or `torch` itself,
+        which a star import re-exports without a visible import."""
+        return root not in self.env and (self.imports.binds(root) or root == "torch")
+
+    def _is_free(self, name: str) -> bool:
+        """Never bound in this scope: a global, a builtin or a module imported where we cannot see."""
+        binding = self.env.get(name)
+        return binding is None or binding.handle is self._free.get(name)
+
+    def _qualify(self, dotted: str) -> str:
+        return self.imports.qualify(dotted)
 
     def _training_handoff(self, call: cst.Call, dotted: Optional[str], args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
         through that module (a call handed only the module may just log or save it). Calls that
         manage the pair themselves (`accelerator.prepare`) are not training."""
-        if not any(value.holder is not None for _, value in args):
+        if not any(value.holders for _, value in args):
             return
-        if dotted is not None and self.catalog.is_managed(self.imports.qualify(dotted) or dotted):
+        if dotted is not None and self.catalog.is_managed(self._qualify(dotted) or dotted):
             return
         for arg, value in args:
             name = dotted_name(arg.value)
-            if value.holder is None and value.handle is not None and name is not None and name in self.env:
+            if not value.holders and value.handle is not None and name is not None and name in self.env:
                 self._emit(ForwardEvent(self._site(call), value.handle))
 
     def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool) -> Optional[Value]:
         kind = self.catalog.holder_kind(qualified) if is_function or "." in qualified else None
+        terminal = qualified.rsplit(".", 1)[-1]
+        # `bnb.optim.AdamW8bit(...)` through a module we did not see imported: a free root, a class name
+        is_function = is_function or (terminal[:1].isupper() and self._is_free(qualified.split(".", 1)[0]))
         if kind is not None and is_function:
-            return self._holder(call, kind, qualified.rsplit(".", 1)[-1], args)
+            value = self._holder(call, kind, terminal, args, copies=terminal in cat.COPYING_HOLDERS)
+            if qualified in cat.CONTAINING_HOLDERS and args and args[0][1].handle is not None:
+                model = args[0][1]
+                return Value(model.handle, holders=value.holders, alts=model.alts, contains=True)
+            return value
         if qualified in ("copy.deepcopy",) and args:
             return Value(copy_of=args[0][1].handle)
+        keyword = cat.DEVICE_KEYWORD_MOVES.get(qualified)
+        if keyword is not None and args and _keyword_given(call, keyword) and not self._all_cpu(call, keyword):
+            site = self._site(call)
+            for handle in args[0][1].handles:
+                self._emit(PlacementEvent(site, handle, cat.MOVE, f"{terminal}(..., {keyword}=...)", operation=terminal))
         if is_function and self.catalog.is_managed(qualified) and "." in qualified:
-            held = tuple(value.holder for _, value in args if value.holder is not None)
+            held = tuple(holder for _, value in args for holder in value.holders)
             if held:
                 self._emit(ManagedEvent(self._site(call), held, qualified))
                 return Value()
         placement = self.catalog.call_placement(qualified) if is_function else None
+        if placement is not None and args and args[0][1].handle is None and not args[0][1].holders:
+            # `auto_model(resnet18())`: placed before it has a name, like `Net().cuda()`
+            event = PlacementEvent(self._site(call), Handle(-1, (), ""), placement.kind, placement.label,
+                                   placement.sync_wrapper, placement.ddp, operation=placement.label)
+            return Value(pending=args[0][1].pending + (event,))
         if placement is not None and args and args[0][1].handle is not None:
-            handle = args[0][1].handle
+            target = args[0][1]
+            held = tuple(holder for _, value in args[1:] for holder in value.holders)
+            if held:  # `ShardedDDP(model, optimizer)`: handed both, it remaps the optimizer itself
+                self._emit(ManagedEvent(self._site(call), held, qualified))
+                return Value(handle=target.handle, alts=target.alts)
             kind = placement.kind
             if placement.inplace_kw and _keyword_is_true(call, placement.inplace_kw):
                 kind = cat.WRAP
             if placement.orig_params_kw and _keyword_is_true(call, placement.orig_params_kw):
                 kind = cat.FSDP_ORIG
-            self._emit(
-                PlacementEvent(self._site(call), handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
-                               operation=placement.label)
-            )
-            return Value(handle=handle)
+            site = self._site(call)
+            for handle in target.handles:
+                self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
+                                          operation=placement.label))
+            return Value(handle=target.handle, alts=target.alts)
         return None
 
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
         handle = receiver.handle
-        if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holder:
+        if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holders:
             kind, label, argument = _classify_method_placement(method, cat.METHOD_PLACEMENTS[method], call, args)
             if kind is None:
                 return Value(pending=receiver.pending)
             placeholder = Handle(-1, (), "")
             event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method)
             return Value(pending=receiver.pending + (event,))
-        if method in cat.STATE_METHODS and receiver.holder is not None:
-            self._emit(StateEvent(self._site(call), receiver.holder, method))
+        if method in cat.STATE_METHODS and receiver.holders:
+            site = self._site(call)
+            for holder in receiver.holders:
+                self._emit(StateEvent(site, holder, method))
             return _EMPTY
         if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
-            self.state_calls.append((handle.text, method))  # a method's effect on `self.optimizer`, for its callers
+            if not self._silent:
+                self.state_calls.append((handle.text, method))  # a method's effect on `self.optimizer`, for its callers
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:
-            collected = frozenset().union(*(value.params | _handles(value) for _, value in args)) if args else frozenset()
+            collected = frozenset().union(*(value.params | frozenset(value.handles) for _, value in args)) if args else frozenset()
+            members = frozenset().union(*(value.members | frozenset(value.handles) for _, value in args)) if args else frozenset()
             key = handle.text
             if key in self.env and collected and not handle.sub:
                 binding = self.env[key]
-                binding.params = binding.params | collected
+                self.env[key] = dataclasses.replace(binding, params=binding.params | collected,
+                                                    members=binding.members | members)
             return _EMPTY
         if method in cat.PARAMETER_METHODS:
-            return Value(params=frozenset({handle}))
+            return Value(params=frozenset(receiver.handles))
+        if method in cat.MODULE_ITERATORS:
+            return Value(members=frozenset(receiver.handles))
         if method == "load_state_dict" and _keyword_is_true(call, "assign"):
-            self._emit(PlacementEvent(self._site(call), handle, cat.REPLACE, ".load_state_dict(..., assign=True)"))
+            site = self._site(call)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, cat.REPLACE, ".load_state_dict(..., assign=True)"))
             return _EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
+        same = Value(handle=handle, alts=receiver.alts)
         if placement is not None and method == "float" and self._undo_cast(call):
-            return Value(handle=handle)  # `model.half().float()`: a round trip that leaves float32
+            return same  # `model.half().float()`: a round trip that leaves float32
         if placement is not None:
             kind, label, argument = _classify_method_placement(method, placement, call, args)
             if kind == cat.MOVE and method == "to" and self._all_cpu(call):
@@ -486,25 +788,41 @@ class ScopeWalker:
             if kind is not None:
                 if self.overwrite_flag and kind in (cat.MOVE, cat.CAST):
                     kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
-                self._emit(PlacementEvent(self._site(call), handle, kind, label, argument_text=argument, operation=method))
-            return Value(handle=handle)
+                site = self._site(call)
+                for each in receiver.handles:
+                    self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
+                                              carriers=receiver.holders))
+            return same
+        if method in cat.HOME_METHODS and not call.args:
+            site = self._site(call)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, cat.HOME, ".cpu()", operation=method))
         if method in cat.SELF_RETURNING_METHODS:
-            return Value(handle=handle)
+            return same
         return None
 
-    def _all_cpu(self, call: cst.Call) -> bool:
-        """`.to(device)` where every device-like argument is a name bound to the CPU in this scope."""
-        names = [dotted_name(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value == "device"]
-        bindings = [self.env.get(name) if name else None for name in names]
-        return bool(bindings) and all(b is not None and b.cpu for b in bindings)
+    def _all_cpu(self, call: cst.Call, keyword: Optional[str] = None) -> bool:
+        """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
+        every path. With `keyword`, only that argument says where the call moves the model."""
+        chosen = [arg.value for arg in call.args
+                  if (arg.keyword is None and keyword is None) or (arg.keyword is not None and arg.keyword.value == (keyword or "device"))]
+        return bool(chosen) and all(self._is_cpu(value) for value in chosen)
+
+    def _is_cpu(self, node: cst.BaseExpression) -> bool:
+        if _is_cpu_device(node):
+            return True
+        name = dotted_name(node)
+        binding = self.env.get(name) if name else None
+        return binding is not None and binding.cpu
 
     def _undo_cast(self, call: cst.Call) -> bool:
         inner = call.func.value if isinstance(call.func, cst.Attribute) else None
         events = self.scope.events
-        if events and isinstance(events[-1], PlacementEvent) and events[-1].site.node is inner and events[-1].kind == cat.CAST:
+        undone = False
+        while events and isinstance(events[-1], PlacementEvent) and events[-1].site.node is inner and events[-1].kind == cat.CAST:
             events.pop()
-            return True
-        return False
+            undone = True
+        return undone
 
     def _helper_effect(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         summary = None
@@ -517,76 +835,101 @@ class ScopeWalker:
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
 
-        def actual(origin: Origin, sub: Tuple[str, ...]) -> Optional[Handle]:
+        def actual(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
             if origin.kind == "param":
                 value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
-                if value is None or value.handle is None:
-                    return None
-                return Handle(value.handle.obj, value.handle.sub + sub, value.handle.text)
+                if value is None:
+                    return ()
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in value.handles)
             if origin.kind == "self" and dotted.startswith("self."):
-                base = self._resolve(origin.key)
-                return Handle(base.obj, base.sub + sub, origin.key)
-            return None
+                return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
+            return ()
 
         via = f"{summary.name}()"
         if dotted.startswith("self."):
             for key, method in summary.state_calls:
                 binding = self.env.get(key)
-                if binding is not None and binding.holder is not None:
-                    self._emit(StateEvent(self._site(call, via=via), binding.holder, method))
+                for holder in binding.holders if binding is not None else ():
+                    self._emit(StateEvent(self._site(call, via=via), holder, method))
         for origin, sub, event in summary.placements:
-            handle = actual(origin, sub)
-            if handle is not None:
+            handles = actual(origin, sub)
+            if handles:
                 site = self._site(call, via=via)
-                self._emit(
-                    PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp, event.argument_text,
-                                   event.operation)
-                )
+                for handle in handles:
+                    self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
+                                              event.argument_text, event.operation))
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
-            handles = frozenset(h for h in (actual(o, s) for o, s in models) if h is not None)
+            handles = frozenset(h for o, s in models for h in actual(o, s))
             if handles:
                 event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                 self._emit(event)
-                return Value(holder=event)
+                return Value(holders=(event,))
         if summary.returns_param is not None and summary.returns_param < len(positional):
-            return Value(handle=positional[summary.returns_param].handle)
+            returned = positional[summary.returns_param]
+            return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]
         if not cat.is_generic_holder_name(terminal):
-            qualified = self.imports.qualify(dotted)
-            if qualified not in self.catalog.holders:
+            qualified = self._qualify(dotted)
+            if qualified in self.catalog.holders:
+                return self._holder(call, self.catalog.holders[qualified], terminal, args)
+            if receiver.holders or not self._builds_from_config(call, dotted):
                 return None
-            return self._holder(call, self.catalog.holders[qualified], terminal, args)
-        if any(value.holder is not None for _, value in args) and self.catalog.is_managed(dotted):
+            receiver = _EMPTY  # a config or builder object, not the model
+        if any(value.holders for _, value in args) and self.catalog.is_managed(dotted):
             return None
         return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
 
-    def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = _EMPTY) -> Optional[Value]:
+    def _builds_from_config(self, call: cst.Call, dotted: str) -> bool:
+        """`instantiate(cfg.optimizer, ...)`, `config.init_obj("optimizer", torch.optim, params)`,
+        `builder.build(cfg.optim, model)`: a factory named for nothing, told by a config entry that
+        names an optimizer."""
+        root = dotted.split(".", 1)[0]
+        from_config = "." in dotted and cat.is_config_root(root)
+        for arg in call.args:
+            text = dotted_name(arg.value)
+            if text is not None and "." in text and cat.is_config_root(text.split(".", 1)[0]):
+                if cat.names_optimizer(text.rsplit(".", 1)[-1]):
+                    return True
+            elif from_config and isinstance(arg.value, cst.SimpleString) and cat.names_optimizer(arg.value.value.strip("'\"")):
+                return True
+        return False
+
+    def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = _EMPTY, copies: bool = False) -> Value:
         models = set()
         passed = set()
         for arg, value in args:
             models.update(value.params)
-            if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and value.holder is None:
-                if value.handle.text.count(".") == 0 or (value.handle.text.startswith("self.") and value.handle.text.count(".") == 1):
-                    passed.add(value.handle)  # `cfg.optimizer`, `args.lr` are settings, not modules
+            if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and not value.holders:
+                text = value.handle.text
+                if text.count(".") == 0 or (text.startswith("self.") and text.count(".") == 1):
+                    # a name holding parameters (`trainable = filter(...)`) gave them above
+                    if not value.params and not self._holds_data(text):  # `cfg.optimizer`, `args.lr`, `[1e-3, 1e-4]` are settings
+                        passed.update(value.handles)
         modelish = {h for h in passed if _MODEL_NAME.search(h.text)}
         models.update(modelish or passed)
-        if receiver.handle is not None and receiver.holder is None and kind == cat.FACTORY:
-            # `model.configure_optimizers(...)`: the receiver is the model. A trainer's `self` is only the
-            # model when nothing else was passed (a LightningModule calling its own factory).
-            if receiver.handle.text != "self" or not models:
-                models.add(receiver.handle)
+        if receiver.handle is not None and not receiver.holders and kind == cat.FACTORY:
+            # `model.configure_optimizers(...)`: the receiver is the model. Another receiver (a trainer's
+            # `self`, `self.trainer`) is only the model when nothing else was passed.
+            if not models or _MODEL_NAME.search(receiver.handle.text.rsplit(".", 1)[-1]):
+                models.update(receiver.handles)
         models = {m for m in models if not self._is_holder_handle(m)}
         if not models:
-            return Value()
+            # `instantiate(cfg.optimizer)` with Hydra's `_partial_`: what it returns builds the optimizer
+            return Value(makes=kind if kind == cat.FACTORY or not call.args else None)
         event = HolderEvent(
-            self._site(call), kind, label, frozenset(models), bucket_view=_keyword_is_true(call, "parameters_as_bucket_view")
+            self._site(call), kind, label, frozenset(models), bucket_view=_keyword_is_true(call, "parameters_as_bucket_view"),
+            copies=copies,
         )
         self._emit(event)
-        return Value(holder=event)
+        return Value(holders=(event,))
+
+    def _holds_data(self, key: str) -> bool:
+        binding = self.env.get(key)
+        return binding is not None and binding.handle.obj in self._data
 
     def _is_holder_handle(self, handle: Handle) -> bool:
         binding = self.env.get(handle.text)
@@ -598,20 +941,111 @@ class ScopeWalker:
         dotted = dotted_name(node.func)
         if not dotted:
             return
-        placement = self.catalog.call_placement(self.imports.qualify(dotted))
+        placement = self.catalog.call_placement(self._qualify(dotted))
         if placement is not None and placement.sync_wrapper:
             self._emit(DiscardedWrapperEvent(self._site(node), value.handle, placement.label))
 
     # ----- bookkeeping --------------------------------------------------------------------------
     def _site(self, node: cst.CSTNode, via: Optional[str] = None) -> Site:
-        return Site(next(self.order), node, self._chain, self._branches, self._guards, self._loops, via)
+        return Site(next(self.order), node, self._chain, self._branches, self._guards, len(self._loops), via, self._dead)
 
     def _emit(self, event: object) -> None:
-        self.scope.events.append(event)
+        if not self._silent:
+            self.scope.events.append(event)
 
 
-def _handles(value: Value) -> FrozenSet[Handle]:
-    return frozenset({value.handle}) if value.handle is not None else frozenset()
+# ----- the values at a merge ------------------------------------------------------------------------
+def _handle_key(handle: Handle) -> Tuple[int, Tuple[str, ...]]:
+    return handle.obj, handle.sub
+
+
+def _first(handles: FrozenSet[Handle]) -> Optional[Handle]:
+    return min(handles, key=_handle_key) if handles else None
+
+
+def _value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
+    return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
+                 members=binding.members, makes=binding.makes)
+
+
+def _element_of(source: Value) -> Value:
+    """What a loop over `source` binds its target to: one of the modules it holds (`for part in
+    [net.a, net.b]`, `for sub in net.modules()`, `for block in net.blocks`), or, for a loop over
+    parameters, something that carries them but is no module."""
+    if source.members:
+        return Value(_first(source.members), params=source.params, alts=source.members, element=True)
+    if source.handle is not None and not source.holders:
+        return Value(source.handle, params=source.params, alts=source.alts)
+    return Value(params=source.params)
+
+
+def _unique(holders: Iterable[HolderEvent]) -> Tuple[HolderEvent, ...]:
+    found: List[HolderEvent] = []
+    for holder in holders:
+        if all(holder is not other for other in found):
+            found.append(holder)
+    return tuple(found)
+
+
+def _join_values(values: Sequence[Value]) -> Value:
+    handles = [h for value in values for h in value.handles]
+    return Value(
+        handles[0] if handles else None,
+        params=frozenset().union(*(value.params for value in values)),
+        holders=_unique(h for value in values for h in value.holders),
+        xla=any(value.xla for value in values),
+        alts=frozenset(handles[1:]),
+        members=frozenset().union(*(value.members for value in values)),
+    )
+
+
+def _join(bindings: Sequence[Binding]) -> Binding:
+    first = bindings[0]
+    seen = {}
+    for binding in bindings:
+        for handle in (binding.handle, *binding.alts):
+            seen.setdefault(_handle_key(handle), handle)
+    others = frozenset(h for key, h in seen.items() if key != _handle_key(first.handle))
+    return Binding(
+        first.handle,
+        params=frozenset().union(*(b.params for b in bindings)),
+        holders=_unique(h for b in bindings for h in b.holders),
+        xla=any(b.xla for b in bindings),
+        cpu=all(b.cpu for b in bindings),
+        alts=others,
+        members=frozenset().union(*(b.members for b in bindings)),
+    )
+
+
+def _merge(envs: Sequence[Env]) -> Env:
+    """The names after paths meet: each holds what it holds on any path (a name bound on only some
+    paths keeps what those paths give it)."""
+    if len(envs) == 1:
+        return envs[0]
+    merged = dict(envs[0])
+    differing = set()
+    for env in envs[1:]:
+        for key, binding in env.items():
+            if merged.get(key) is not binding:
+                differing.add(key)
+        differing.update(key for key in merged if key not in env)
+    for key in differing:
+        found = [env[key] for env in envs if key in env]
+        merged[key] = _join(found) if len(found) > 1 else found[0]
+    return merged
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
+             cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.BinaryOperation, cst.UnaryOperation)
+
+
+def _is_data(node: Optional[cst.BaseExpression], value: Value) -> bool:
+    """A literal, or a container or sum built from nothing that holds a module or its parameters."""
+    return isinstance(node, _LITERALS) and not (value.params or value.members or value.holders or value.handle)
+
+
+# Builtins that hand on the modules of their first argument in another container.
+_PASS_THROUGH = frozenset({"enumerate", "list", "tuple", "reversed", "sorted", "iter", "filter", "set"})
 
 
 def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
@@ -619,6 +1053,19 @@ def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
         if arg.keyword is not None and arg.keyword.value == keyword:
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return False
+
+
+def _callee_name(func: cst.BaseExpression) -> str:
+    while isinstance(func, (cst.Call, cst.Subscript)):
+        func = func.func if isinstance(func, cst.Call) else func.value
+    return dotted_name(func) or "call"
+
+
+def _keyword_given(call: cst.Call, keyword: str) -> bool:
+    return any(
+        arg.keyword is not None and arg.keyword.value == keyword and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+        for arg in call.args
+    )
 
 
 def _expression_children(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:

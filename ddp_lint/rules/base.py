@@ -12,7 +12,7 @@ from typing import Callable, ClassVar, Iterator, List, Optional, Sequence
 import libcst as cst
 
 from .. import catalog as cat
-from ..analysis.events import HolderEvent, PlacementEvent, ScopeEvents, Site
+from ..analysis.events import Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
 from ..analysis.stories import HolderStory, Step
 
 from . import ERROR, INFO, WARNING  # noqa: F401 (the rules read them from here)
@@ -107,13 +107,33 @@ def where(placement: PlacementEvent, line_of: LineOf) -> str:
     return f"{placement_phrase(placement)} on line {line_of(placement.site.node)}"
 
 
-def condition_phrase(holder_site: Site, placement_site: Site) -> str:
-    """`, conditionally (under `if args.cuda:`)` when the placement's branch is not the holder's."""
-    extra = [guard for guard in placement_site.guards if guard not in holder_site.guards]
-    if not extra:
-        return ""
-    code = cst.Module(body=[]).code_for_node(extra[-1]).strip()
-    return f" (conditionally, under `if {code}:`)"
+def condition_phrase(holder_site: Site, step: Step) -> str:
+    """The path on which the story holds, in words: the branch only the holder sits in (`on the path
+    where `resume is None``), the branch only the placement sits in (`conditionally, under `if
+    args.cuda:``), and the ending events that only some paths run (`unless `use_apex``)."""
+    placement_site = step.placement.site
+    pieces = []
+    only_holder = [guard for guard in holder_site.guards if guard not in placement_site.guards]
+    if only_holder:
+        pieces.append("on the path where " + " and ".join(_guard_text(guard) for guard in only_holder))
+    only_placement = [guard for guard in placement_site.guards if guard not in holder_site.guards]
+    if only_placement:
+        guard = only_placement[-1]
+        pieces.append(f"conditionally, under `if {_code(guard.test)}:`" if guard.holds else f"conditionally, unless `{_code(guard.test)}`")
+    for ending in step.skipped:
+        guards = [g for g in ending.site.guards if g not in holder_site.guards and g not in placement_site.guards]
+        if guards:
+            guard = guards[-1]
+            pieces.append(f"unless `{_code(guard.test)}`" if guard.holds else f"when `{_code(guard.test)}`")
+    return f" ({'; '.join(pieces)})" if pieces else ""
+
+
+def _guard_text(guard: Guard) -> str:
+    return f"`{_code(guard.test)}`" if guard.holds else f"not `{_code(guard.test)}`"
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
 
 
 def state_reason(holder: HolderEvent, step: Step, line_of: LineOf) -> str:

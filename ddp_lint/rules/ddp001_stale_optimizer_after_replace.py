@@ -62,6 +62,6 @@ class StaleOptimizerAfterReplace(HolderRule):
         return (
             f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters, but "
             f"{where(step.placement, line_of)} replaces them with new parameter objects"
-            f"{condition_phrase(holder.site, step.placement.site)}: step() will update tensors the model "
+            f"{condition_phrase(holder.site, step)}: step() will update tensors the model "
             f"no longer uses, so the model silently never trains; build it after that line"
         )

@@ -67,6 +67,6 @@ class StatefulOptimizerBeforeMove(HolderRule):
             )
         return (
             f"{holder_phrase(holder)} has state ({state_reason(holder, step, line_of)}) before "
-            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step.placement.site)}: {outcome}; "
+            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step)}: {outcome}; "
             f"move the model first, then build the optimizer and load its state"
         )

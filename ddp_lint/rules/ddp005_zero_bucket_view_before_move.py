@@ -48,7 +48,7 @@ class ZeroBucketViewBeforeMove(HolderRule):
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (
             f"{holder_phrase(story.holder)} uses parameters_as_bucket_view=True and is built before "
-            f"{where(step.placement, line_of)}{condition_phrase(story.holder.site, step.placement.site)}: the "
+            f"{where(step.placement, line_of)}{condition_phrase(story.holder.site, step)}: the "
             f"parameters stop aliasing ZeRO's buckets, so the shard updates other ranks broadcast are lost and "
             f"ranks silently diverge; build it after the move"
         )

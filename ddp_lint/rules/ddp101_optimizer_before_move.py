@@ -66,7 +66,7 @@ class OptimizerBeforeMove(HolderRule):
         holder = story.holder
         return (
             f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters before "
-            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step.placement.site)}: this works only "
+            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step)}: this works only "
             f"while the optimizer has no state (it breaks on XLA, with Adagrad, under the overwrite-on-conversion "
             f"flag, or once a checkpoint is loaded in between); build it after the move"
         )

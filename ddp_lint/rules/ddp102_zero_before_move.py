@@ -52,7 +52,7 @@ class ZeroBeforeMove(HolderRule):
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (
             f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)}"
-            f"{condition_phrase(story.holder.site, step.placement.site)}: it freezes its default device at "
+            f"{condition_phrase(story.holder.site, step)}: it freezes its default device at "
             f"construction, so consolidate_state_dict() and Join use CPU tensors and fail on NCCL; "
             f"build it after the move"
         )

@@ -27,7 +27,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import INFO, HolderRule, LineOf, holder_phrase, where
+from .base import INFO, HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 
 class OptimizerBeforeWrap(HolderRule):
@@ -36,17 +36,22 @@ class OptimizerBeforeWrap(HolderRule):
     severity = INFO
     VALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        "from timm.utils import ModelEmaV2\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nema = ModelEmaV2(model)\nmodel = DDP(model)\n",
     )
     INVALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = DDP(model)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = torch.compile(model)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.features = torch.nn.DataParallel(model.features)\n",
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        return step.placement.kind == cat.WRAP
+        # A deep-copying EMA (timm's ModelEma, AveragedModel) is built before DDP on purpose: the
+        # wrapper cannot touch the copy.
+        return step.placement.kind == cat.WRAP and not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (
-            f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)}: harmless today, "
+            f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)}"
+            f"{condition_phrase(story.holder.site, step)}: harmless today, "
             f"but the canonical order is build the model, move it, wrap it, then build the optimizer and load its state"
         )
