@@ -247,7 +247,8 @@ GENERIC_HOLDER_DENY: FrozenSet[str] = frozenset(
     {"optimizer_step", "optimizer_zero_grad", "optimizers", "zero_grad", "lr_scheduler_step", "state_dict"}
 )
 _NOT_A_FACTORY = re.compile(
-    r"^_*(?:is|has|should|can|log|print|check|validate|verify|assert)_|param"
+    r"^_*(?:is|has|should|can|log|print|check|validate|verify|assert|save|load|restore|offload|consolidate"
+    r"|broadcast|reset|clear|unscale|clip)_|param"
     r"|(?:^|_)(?:step|state|hook|grad|closure)s?(?:_|$)",
     re.IGNORECASE,
 )

@@ -7,6 +7,10 @@ from typing import FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 
+# The path segment of a submodule reached by `model.modules()` / `.children()`: any one of them.
+ANY_SUBMODULE = "*"
+
+
 @dataclass(frozen=True)
 class Handle:
     """A reference to (part of) one module object: `self.model.encoder` is (id of self.model, ("encoder",))."""
@@ -18,8 +22,7 @@ class Handle:
     def overlaps(self, other: "Handle") -> bool:
         if self.obj != other.obj:
             return False
-        shorter = min(len(self.sub), len(other.sub))
-        return self.sub[:shorter] == other.sub[:shorter]
+        return all(a == b or ANY_SUBMODULE in (a, b) for a, b in zip(self.sub, other.sub))
 
 
 # The arm index of a `try` body: it runs on every path, though an exception may cut it short, so an
@@ -141,6 +144,8 @@ class ScopeEvents:
 
     name: str
     events: List[object] = field(default_factory=list)
+    # A class's methods that its `__init__` calls through `self`: they run inside it, not after it.
+    init_calls: FrozenSet[str] = frozenset()
 
     def of_type(self, kind: type) -> List:
         return [event for event in self.events if isinstance(event, kind)]

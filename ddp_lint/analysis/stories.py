@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -74,17 +74,16 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             endings.append(event)  # handed to a framework that remaps it, on the paths through it
         elif isinstance(event, RebindEvent) and event.old is holder:
             # Rebuilt after a placement on every path through it: the early holder is superseded there.
-            story.steps = [
-                step for step in story.steps
-                if step.placement.site.exclusive_with(event.site) or not event.site.on_every_path(holder.site, step.placement.site)
-            ]
+            story.steps = [step for step in story.steps if not _ends_between(event, holder.site, step.placement.site)]
             endings.append(event)
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
             if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):
                 continue
+            if not _runs_after(holder.site, event.site, scope.init_calls):
+                continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
-            current = [e for e in endings if not e.site.exclusive_with(holder.site) and not e.site.exclusive_with(event.site)]
+            current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
             if _already_there(placed, event):
@@ -129,13 +128,26 @@ def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) ->
     return bool(targets) and targets[-1] == _target(event)
 
 
-def _runs_after(first: Site, second: Site) -> bool:
+def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozenset()) -> bool:
     """Source order is execution order within one function; across a class's methods only `__init__`
-    is known to run first. An event replayed from a helper (`self.setup()`) is ordered at its call."""
+    is known to run first, and not before the methods it calls itself. An event replayed from a
+    helper (`self.setup()`) is ordered at its call."""
     a, b = _root(first), _root(second)
     if a is b:
         return True
-    return a is not None and a.name.value == "__init__"
+    return a is not None and a.name.value == "__init__" and (b is None or b.name.value not in init_calls)
+
+
+def _between(ending, first: Site, last: Site) -> bool:
+    """Whether an ending event can run between two events: on a path with both, in the function of
+    one of them (another method of the class may not run in between at all)."""
+    site = ending.site
+    return (not site.exclusive_with(first) and not site.exclusive_with(last)
+            and _root(site) in (_root(first), _root(last)))
+
+
+def _ends_between(ending, first: Site, last: Site) -> bool:
+    return _between(ending, first, last) and ending.site.on_every_path(first, last)
 
 
 def _root(site):
@@ -157,7 +169,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
                 continue
-            if not _runs_after(wrap.site, event.site):
+            if not _runs_after(wrap.site, event.site, scope.init_calls):
                 continue
             if event.operation == "float":
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks

@@ -23,6 +23,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .events import (
+    ANY_SUBMODULE,
     DiscardedWrapperEvent,
     ForwardEvent,
     Guard,
@@ -161,6 +162,7 @@ class ScopeWalker:
         self._ended_by_loop_exit = False
         self._dead: FrozenSet[Arm] = frozenset()
         self._silent = 0  # > 0 while a loop body is walked once only for its bindings
+        self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
 
     # ----- entry points -------------------------------------------------------------------------
@@ -271,7 +273,7 @@ class ScopeWalker:
             self._loops[-1].ended.add(arm)
 
     def _walk_if(self, statement: cst.If) -> None:
-        self._eval(statement.test)
+        self._eval_test(statement.test)
         arms: List[Tuple[Tuple[Guard, ...], object]] = [
             ((Guard(statement.test, True),), lambda: self._walk_suite(statement.body))
         ]
@@ -283,6 +285,15 @@ class ScopeWalker:
         elif isinstance(orelse, cst.Else):
             arms.append((otherwise, lambda: self._walk_suite(orelse.body)))
         self._walk_arms(statement, arms, self.env, fall_through=orelse is None)
+
+    def _eval_test(self, test: cst.BaseExpression) -> None:
+        """A condition: a call in it answers a question (`if self._swappable_optimizer(i):`), it does
+        not build an optimizer, whatever its name says."""
+        self._in_test += 1
+        try:
+            self._eval(test)
+        finally:
+            self._in_test -= 1
 
     def _walk_match(self, statement: cst.Match) -> None:
         self._eval(statement.subject)
@@ -347,7 +358,7 @@ class ScopeWalker:
             source = self._eval(statement.iter)
             self._bind_target(statement.target, _element_of(source))
         else:
-            self._eval(statement.test)
+            self._eval_test(statement.test)
         self._walk_suite(statement.body)
 
     def _loop_exits(self, head: Env) -> List[Env]:
@@ -771,7 +782,7 @@ class ScopeWalker:
         if method in cat.PARAMETER_METHODS:
             return Value(params=frozenset(receiver.handles))
         if method in cat.MODULE_ITERATORS:
-            return Value(members=frozenset(receiver.handles))
+            return Value(members=frozenset(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in receiver.handles))
         if method == "load_state_dict" and _keyword_is_true(call, "assign"):
             site = self._site(call)
             for each in receiver.handles:
@@ -784,6 +795,8 @@ class ScopeWalker:
         if placement is not None:
             kind, label, argument = _classify_method_placement(method, placement, call, args)
             if kind == cat.MOVE and method == "to" and self._all_cpu(call):
+                kind = None
+            if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
                 kind = None
             if kind is not None:
                 if self.overwrite_flag and kind in (cat.MOVE, cat.CAST):
@@ -807,6 +820,15 @@ class ScopeWalker:
         chosen = [arg.value for arg in call.args
                   if (arg.keyword is None and keyword is None) or (arg.keyword is not None and arg.keyword.value == (keyword or "device"))]
         return bool(chosen) and all(self._is_cpu(value) for value in chosen)
+
+    def _one_class_of_submodules(self, func: cst.BaseExpression) -> bool:
+        """`for m in model.modules(): if isinstance(m, Preprocessor): m.to(device)`: a move of the
+        submodules of one class, whose parameters (often none) we cannot see, is no move of the model."""
+        name = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        binding = self.env.get(name) if name else None
+        if binding is None or not binding.element or binding.handle.sub[-1:] != (ANY_SUBMODULE,):
+            return False
+        return any(guard.holds and _is_isinstance_check(guard.test, name) for guard in self._guards)
 
     def _is_cpu(self, node: cst.BaseExpression) -> bool:
         if _is_cpu_device(node):
@@ -872,6 +894,8 @@ class ScopeWalker:
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]
+        if self._in_test:
+            return None
         if not cat.is_generic_holder_name(terminal):
             qualified = self._qualify(dotted)
             if qualified in self.catalog.holders:
@@ -907,7 +931,7 @@ class ScopeWalker:
                 text = value.handle.text
                 if text.count(".") == 0 or (text.startswith("self.") and text.count(".") == 1):
                     # a name holding parameters (`trainable = filter(...)`) gave them above
-                    if not value.params and not self._holds_data(text):  # `cfg.optimizer`, `args.lr`, `[1e-3, 1e-4]` are settings
+                    if not value.params and not self._holds_data(text) and not cat.names_optimizer(text):  # `cfg.optimizer`, `args.lr`, `[1e-3, 1e-4]` are settings
                         passed.update(value.handles)
         modelish = {h for h in passed if _MODEL_NAME.search(h.text)}
         models.update(modelish or passed)
@@ -1053,6 +1077,13 @@ def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
         if arg.keyword is not None and arg.keyword.value == keyword:
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return False
+
+
+def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
+    if isinstance(test, cst.BooleanOperation):
+        return _is_isinstance_check(test.left, name) or _is_isinstance_check(test.right, name)
+    return (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and bool(test.args)
+            and dotted_name(test.args[0].value) == name)
 
 
 def _callee_name(func: cst.BaseExpression) -> str:

@@ -123,8 +123,7 @@ def condition_phrase(holder_site: Site, step: Step) -> str:
     for ending in step.skipped:
         guards = [g for g in ending.site.guards if g not in holder_site.guards and g not in placement_site.guards]
         if guards:
-            guard = guards[-1]
-            pieces.append(f"unless `{_code(guard.test)}`" if guard.holds else f"when `{_code(guard.test)}`")
+            pieces.append("unless " + " and ".join(_guard_text(guard) for guard in guards))
     return f" ({'; '.join(pieces)})" if pieces else ""
 
 
