@@ -7,21 +7,41 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
 
-# --- holder kinds: how an object that keeps parameter references reacts to a later move ---
-LAZY = "lazy"  # state is created at the first step, on the parameters' device then
-EAGER = "eager"  # state is allocated in __init__ (Adagrad): a later move leaves it behind
-ZERO = "zero"  # ZeroRedundancyOptimizer: freezes its default device; may alias buckets
-EMA = "ema"  # keeps its own copy or references of the parameters
-FACTORY = "factory"  # a call that receives the model and returns an optimizer
+class HolderKind(str, Enum):
+    """How an object that keeps parameter references reacts to a later move."""
 
-# --- placement classes, named after DESIGN §1 ---
-MOVE = "move"  # device move, same parameter objects (set_data path)
-CAST = "cast"  # dtype cast, same parameter objects
-REPLACE = "replace"  # new parameter objects: an earlier holder is stale
-FSDP_ORIG = "fsdp-orig-params"  # FSDP1 with use_orig_params=True: same objects, sharded data
-WRAP = "wrap"  # canonical-order only: parameters untouched
+    LAZY = "lazy"  # state is created at the first step, on the parameters' device then
+    EAGER = "eager"  # state is allocated in __init__ (Adagrad): a later move leaves it behind
+    ZERO = "zero"  # ZeroRedundancyOptimizer: freezes its default device; may alias buckets
+    EMA = "ema"  # keeps its own copy or references of the parameters
+    FACTORY = "factory"  # a call that receives the model and returns an optimizer
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class PlacementKind(str, Enum):
+    """What a placement does to the parameter objects an earlier holder keeps (DESIGN §1)."""
+
+    MOVE = "move"  # device move, same parameter objects (set_data path)
+    CAST = "cast"  # dtype cast, same parameter objects
+    REPLACE = "replace"  # new parameter objects: an earlier holder is stale
+    FSDP_ORIG = "fsdp-orig-params"  # FSDP1 with use_orig_params=True: same objects, sharded data
+    WRAP = "wrap"  # shares the parameters: canonical order only
+    LAYOUT = "layout"  # memory format change, same objects: canonical order only (semantics row 5)
+    HOME = "home"  # `.cpu()`: back on the CPU, where a later `.cuda()` is a real move again; no rule reports it
+
+    def __str__(self) -> str:
+        return self.value
+
+
+LAZY, EAGER, ZERO, EMA, FACTORY = HolderKind
+MOVE, CAST, REPLACE, FSDP_ORIG, WRAP, LAYOUT, HOME = PlacementKind
+# Kinds that leave the parameters as they were: only the canonical-order (info) rules read them.
+CANONICAL_KINDS = frozenset({WRAP, LAYOUT})
 
 
 @dataclass(frozen=True)
@@ -173,6 +193,7 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.ao.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
     "torch.quantization.fuse_modules": Placement(REPLACE, "fuse_modules", inplace_kw="inplace"),
     "torch.ao.quantization.fuse_modules_qat": Placement(WRAP, "fuse_modules_qat"),
+    "torch.nn.utils.convert_conv2d_weight_memory_format": Placement(LAYOUT, "convert_conv2d_weight_memory_format"),
     # Moves the model to the rank's device, then wraps it in DDP.
     "ignite.distributed.auto_model": Placement(MOVE, "auto_model"),
 }
@@ -207,8 +228,7 @@ DEVICE_KEYWORD_MOVES: Dict[str, str] = {
     "ignite.engine.create_supervised_evaluator": "device",
 }
 
-# Placement classes that no rule reports, recorded so that "already placed there" knows the way back:
-HOME = "home"  # `.cpu()`: back on the CPU, where a later `.cuda()` is a real move again
+# `.cpu()`: recorded (as HOME) so that "already placed there" knows the way back.
 HOME_METHODS: FrozenSet[str] = frozenset({"cpu"})
 
 # Methods called on the module itself. `to` is classified by its arguments (device, dtype, xla, cpu).
@@ -408,9 +428,10 @@ def _fewest_words(words: Iterable[str]) -> Tuple[str, ...]:
 
 
 def counts_for_prefilter(placement: Placement, with_wraps: bool) -> bool:
-    """Whether a placement can lead to a finding: plain wrappers feed only the canonical-order (info)
-    rule; DDP-like wrappers also feed convert-after-wrap, discarded-wrapper and stepped-before-DDP."""
-    return with_wraps or placement.kind != WRAP or placement.ddp or placement.sync_wrapper
+    """Whether a placement can lead to a finding: plain wrappers and layout changes feed only the
+    canonical-order (info) rules; DDP-like wrappers also feed convert-after-wrap, discarded-wrapper
+    and stepped-before-DDP."""
+    return with_wraps or placement.kind not in CANONICAL_KINDS or placement.ddp or placement.sync_wrapper
 
 
 @dataclass(frozen=True)

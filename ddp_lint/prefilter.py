@@ -308,15 +308,16 @@ def settings_could_match(text: str, settings, tree: Optional[ast.AST] = None) ->
 
 
 def wraps_selected(settings) -> bool:
-    """Whether a canonical-order (info) rule runs: only those read wrappers that keep the parameters."""
-    return _info_rule_selected(settings.selection)
+    """Whether a selected rule reads the placements that leave the parameters as they were (wrappers
+    that share them, layout changes): the rule table says what each rule reads."""
+    return _reads_canonical(settings.selection)
 
 
 @lru_cache(maxsize=16)
-def _info_rule_selected(selection) -> bool:  # asked once per file: the answer is the selection's
-    from .rules import INFO, severity_of
+def _reads_canonical(selection) -> bool:  # asked once per file: the answer is the selection's
+    from .rules.table import kinds_read
 
-    return any(severity_of(code) == INFO for code in selection.codes())
+    return bool(kinds_read(selection.codes()) & cat.CANONICAL_KINDS)
 
 
 def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Dict[str, bool]:

@@ -113,6 +113,12 @@ PLACEMENTS = {
     "nested": ("model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[0])", "DDP101 DDP201"),
     "chained": ("model = model.cuda().half()", "DDP101"),
     "overwrite flag": ("torch.__future__.set_overwrite_module_params_on_conversion(True)\nmodel.to(device)", "DDP001"),
+    # the parameters stay the same objects: canonical order only (semantics row 5)
+    "memory format": ("model.to(memory_format=torch.channels_last)", "DDP202"),
+    "memory format under the overwrite flag": (
+        "torch.__future__.set_overwrite_module_params_on_conversion(True)\nmodel.to(memory_format=torch.channels_last)",
+        "DDP001",
+    ),
 }
 
 
@@ -122,7 +128,7 @@ def test_placements(name):
     assert codes(H + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + placement + "\n") == expected.split()
 
 
-NO_PLACEMENT = ["model.to('cpu')", "model.cpu()", "model.to(memory_format=torch.channels_last)", "model.train()",
+NO_PLACEMENT = ["model.to('cpu')", "model.cpu()", "model.train()",
                 "model.eval()", "model.type()", "model.load_state_dict(sd)", "torch.distributed.fsdp.fully_shard(other)"]
 
 

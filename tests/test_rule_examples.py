@@ -36,3 +36,22 @@ def test_codes_fall_in_their_severity_range():
     for code, rule in RULES.items():
         assert code.startswith(ranges[rule.severity]), code
         assert severity_of(code) == rule.severity, code
+
+
+def test_readme_rule_table_is_the_rule_table():
+    # README's table is written by hand; it must list every rule with the table's name and severity.
+    import re
+    from pathlib import Path
+
+    from ddp_lint.rules.table import RULE_TABLE
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(r"^\| (DDP\d{3}) \| ([\w-]+) \| (\w+)", readme, re.M)}
+    assert rows == {code: (info.name, info.severity) for code, info in RULE_TABLE.items()}
+
+
+def test_every_rule_in_the_table_has_a_module_and_back():
+    from ddp_lint.rules import rule_codes
+    from ddp_lint.rules.table import RULE_TABLE
+
+    assert set(rule_codes()) == set(RULE_TABLE)

@@ -799,7 +799,7 @@ class ScopeWalker:
             if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
                 kind = None
             if kind is not None:
-                if self.overwrite_flag and kind in (cat.MOVE, cat.CAST):
+                if self.overwrite_flag and kind in (cat.MOVE, cat.CAST, cat.LAYOUT):
                     kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
                 site = self._site(call)
                 for each in receiver.handles:
@@ -1153,9 +1153,13 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
         return placement.kind, f".{method}({argument})", argument
     kind: Optional[str] = None
     texts = []
+    layout = ""
     for arg, value in args:
         keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword in ("non_blocking", "copy", "memory_format"):
+        if keyword == "memory_format":
+            layout = _plain_text(arg.value)
+            continue
+        if keyword in ("non_blocking", "copy"):
             continue
         text = _plain_text(arg.value)
         texts.append(text)
@@ -1168,6 +1172,8 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
         if lowered.strip("'\"") in cat.NOOP_DEVICES or lowered in ('torch.device("cpu")', "torch.device('cpu')"):
             continue
         kind = cat.MOVE
+    if kind is None and layout:
+        return cat.LAYOUT, f".to(memory_format={layout})", layout  # same objects, a new layout
     if kind is None:
         return None, "", ""
     argument = ", ".join(texts)

@@ -12,17 +12,16 @@ from typing import Dict, List, Tuple
 
 _RULE_MODULE = re.compile(r"^(ddp\d{3})_\w+\.py$")
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-# A rule's hundreds digit is its severity (the rule tests hold every rule to it), so that severity is
-# known without loading the rule modules and the parser behind them.
-_SEVERITY_OF_FAMILY = {"0": ERROR, "1": WARNING, "2": INFO}
+from .table import DEFAULT_SELECT, ERROR, INFO, RULE_TABLE, WARNING  # noqa: F401 (read from here)
 
-# Info-level rules describe a preference, not a bug; they run only when selected.
-DEFAULT_SELECT = ("DDP0", "DDP1")
+# A rule's hundreds digit is its severity (the rule tests hold the table to it), so that a code the
+# table does not know (the runtime's DDP000) still has one.
+_SEVERITY_OF_FAMILY = {"0": ERROR, "1": WARNING, "2": INFO}
 
 
 def severity_of(code: str) -> str:
-    return _SEVERITY_OF_FAMILY[code[3]]
+    info = RULE_TABLE.get(code)
+    return info.severity if info is not None else _SEVERITY_OF_FAMILY[code[3]]
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +53,10 @@ def _load() -> Dict[str, object]:
                 rule.__doc__ = module.__doc__
                 if rule.code != code:
                     raise ImportError(f"{module_name} holds rule {rule.code}, but its file name says {code}")
+                if code not in RULE_TABLE:
+                    raise ImportError(f"{module_name} holds rule {code}, which rules/table.py does not list")
+                info = RULE_TABLE[code]
+                rule.name, rule.severity, rule.superseded_by = info.name, info.severity, info.yields_to
                 found[code] = rule
     return found
 

@@ -40,12 +40,12 @@ class RuleHit:
 
 class Rule:
     code: ClassVar[str]
-    name: ClassVar[str]
-    severity: ClassVar[str]
     VALID: ClassVar[Sequence[str]] = ()
     INVALID: ClassVar[Sequence[str]] = ()
-    # Codes that say more about the same holder: when one of them fires, this rule stays quiet.
-    superseded_by: ClassVar[Sequence[str]] = ()
+    # From the rule table (rules/table.py), set when the rule is loaded.
+    name: str = ""
+    severity: str = ""
+    superseded_by: Sequence[str] = ()  # codes that say more about the same holder
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         raise NotImplementedError

@@ -34,13 +34,11 @@ constructor is pointed at the wrapper's parameters. The fix is unsafe (applied w
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import ERROR, HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
 
 
 class StaleOptimizerAfterReplace(HolderRule):
     code = "DDP001"
-    name = "stale-optimizer-after-replace"
-    severity = ERROR
     VALID = (
         "from torch.distributed.fsdp import fully_shard\nimport torch\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\n",
         "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nema = copy.deepcopy(model)\n",

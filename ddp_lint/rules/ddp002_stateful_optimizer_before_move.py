@@ -31,13 +31,11 @@ something between reads the optimizer (the analysis then refuses and says why).
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import ERROR, HolderRule, LineOf, condition_phrase, holder_phrase, state_reason, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, state_reason, where
 
 
 class StatefulOptimizerBeforeMove(HolderRule):
     code = "DDP002"
-    name = "stateful-optimizer-before-move"
-    severity = ERROR
     VALID = (
         "import torch\nmodel.cuda()\nopt = torch.optim.Adagrad(model.parameters())\n",
         "import torch\nmodel.cuda()\nopt = torch.optim.Adam(model.parameters())\nopt.load_state_dict(ckpt['opt'])\n",
@@ -52,8 +50,6 @@ class StatefulOptimizerBeforeMove(HolderRule):
         holder = story.holder
         if step.placement.kind not in (cat.MOVE, cat.CAST, cat.FSDP_ORIG):
             return False
-        if holder.kind == cat.ZERO and holder.bucket_view and step.placement.kind != cat.FSDP_ORIG:
-            return False  # DDP005 says more
         return holder.kind == cat.EAGER or step.state is not None
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:

@@ -32,13 +32,11 @@ from typing import Iterator, Sequence
 
 from ..analysis.events import ScopeEvents
 from ..analysis.stories import HolderStory, conversions_after_wrap
-from .base import ERROR, LineOf, Related, Rule, RuleHit, placement_phrase
+from .base import LineOf, Related, Rule, RuleHit, placement_phrase
 
 
 class ConvertAfterWrap(Rule):
     code = "DDP003"
-    name = "convert-after-wrap"
-    severity = ERROR
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.half()\nmodel = DDP(model)\n",
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel.to(rank)\nddp = DDP(model, device_ids=[rank])\nx = x.to(rank)\n",

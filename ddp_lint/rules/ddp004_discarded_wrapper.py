@@ -27,13 +27,11 @@ from typing import Iterator, Sequence
 
 from ..analysis.events import ScopeEvents
 from ..analysis.stories import HolderStory, discarded_wrappers
-from .base import ERROR, LineOf, Rule, RuleHit
+from .base import LineOf, Rule, RuleHit
 
 
 class DiscardedWrapper(Rule):
     code = "DDP004"
-    name = "discarded-wrapper"
-    severity = ERROR
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nloss = model(x)\n",
         # a test that only checks the constructor trains nothing afterwards

@@ -27,13 +27,11 @@ opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Ad
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import ERROR, HolderRule, LineOf, condition_phrase, holder_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 
 class ZeroBucketViewBeforeMove(HolderRule):
     code = "DDP005"
-    name = "zero-bucket-view-before-move"
-    severity = ERROR
     VALID = (
         "from torch.distributed.optim import ZeroRedundancyOptimizer\nmodel.double()\nopt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=A, parameters_as_bucket_view=True)\n",
     )

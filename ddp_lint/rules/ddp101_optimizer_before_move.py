@@ -30,14 +30,11 @@ the move. Safe when nothing between the two points reads the optimizer.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import WARNING, HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
 
 
 class OptimizerBeforeMove(HolderRule):
     code = "DDP101"
-    name = "optimizer-before-move"
-    severity = WARNING
-    superseded_by = ("DDP002",)  # a later step knows the optimizer has state: the crash is the story
     VALID = (
         "import torch\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n    x = x.to(device)\n",
@@ -53,14 +50,7 @@ class OptimizerBeforeMove(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        holder = story.holder
-        if step.placement.kind not in (cat.MOVE, cat.CAST):
-            return False
-        if holder.kind == cat.EAGER or step.state is not None:
-            return False  # DDP002
-        if holder.kind == cat.ZERO and (holder.bucket_view or step.placement.kind == cat.MOVE):
-            return False  # DDP005 / DDP102
-        return True
+        return step.placement.kind in (cat.MOVE, cat.CAST)
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

@@ -26,13 +26,11 @@ opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Ad
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import WARNING, HolderRule, LineOf, condition_phrase, holder_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 
 class ZeroBeforeMove(HolderRule):
     code = "DDP102"
-    name = "zero-before-move"
-    severity = WARNING
     VALID = (
         "from torch.distributed.optim import ZeroRedundancyOptimizer\nmodel.cuda()\nopt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=A)\n",
     )
@@ -45,7 +43,6 @@ class ZeroBeforeMove(HolderRule):
         return (
             holder.kind == cat.ZERO
             and not holder.bucket_view
-            and step.state is None
             and step.placement.kind == cat.MOVE
         )
 

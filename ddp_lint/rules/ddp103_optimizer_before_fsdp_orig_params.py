@@ -26,13 +26,11 @@ opt = torch.optim.Adam(model.parameters())
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import WARNING, HolderRule, LineOf, holder_phrase, where
+from .base import HolderRule, LineOf, holder_phrase, where
 
 
 class OptimizerBeforeFsdpOrigParams(HolderRule):
     code = "DDP103"
-    name = "optimizer-before-fsdp-orig-params"
-    severity = WARNING
     VALID = (
         "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nmodel = FSDP(model, use_orig_params=True)\nopt = torch.optim.Adam(model.parameters())\n",
     )
@@ -41,11 +39,7 @@ class OptimizerBeforeFsdpOrigParams(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        return (
-            step.placement.kind == cat.FSDP_ORIG
-            and story.holder.kind != cat.EAGER
-            and step.state is None
-        )
+        return step.placement.kind == cat.FSDP_ORIG
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (

@@ -22,13 +22,11 @@ Wrap the model before the first step, and build the optimizer after wrapping.
 otherwise it refuses, because the step reads the optimizer.
 """
 from ..analysis.stories import HolderStory, Step
-from .base import WARNING, HolderRule, LineOf, holder_phrase, where
+from .base import HolderRule, LineOf, holder_phrase, where
 
 
 class SteppedBeforeDdp(HolderRule):
     code = "DDP104"
-    name = "stepped-before-ddp"
-    severity = WARNING
     VALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.Adam(model.parameters())\nmodel = DDP(model)\nopt.step()\n",
     )

@@ -27,13 +27,11 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat
-from .base import INFO, HolderRule, LineOf, condition_phrase, holder_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 
 class OptimizerBeforeWrap(HolderRule):
     code = "DDP201"
-    name = "optimizer-before-wrap"
-    severity = INFO
     VALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
         "from timm.utils import ModelEmaV2\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nema = ModelEmaV2(model)\nmodel = DDP(model)\n",

@@ -4,25 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
-ERROR = "error"
-WARNING = "warning"
-INFO = "info"
+from ..rules.table import ERROR, INFO, RULE_TABLE, WARNING
 
-# The static rules' codes and names (ddp_lint/rules); the runtime reports under the same code so
-# a reader can match a proof to the static finding. DDP000 is runtime-only: ranks that disagree
+# The static rules' codes and names (ddp_lint/rules/table.py); the runtime reports under the same code
+# so a reader can match a proof to the static finding. DDP000 is runtime-only: ranks that disagree
 # with no recorded cause have no static counterpart.
 RULES: Dict[str, Tuple[str, str]] = {
     "DDP000": ("replicated-params-diverged", ERROR),
-    "DDP001": ("stale-optimizer-after-replace", ERROR),
-    "DDP002": ("stateful-optimizer-before-move", ERROR),
-    "DDP003": ("convert-after-wrap", ERROR),
-    "DDP004": ("discarded-wrapper", ERROR),
-    "DDP005": ("zero-bucket-view-before-move", ERROR),
-    "DDP101": ("optimizer-before-move", WARNING),
-    "DDP102": ("zero-before-move", WARNING),
-    "DDP103": ("optimizer-before-fsdp-orig-params", WARNING),
-    "DDP104": ("stepped-before-ddp", WARNING),
-    "DDP201": ("optimizer-before-wrap", INFO),
+    **{code: (info.name, info.severity) for code, info in RULE_TABLE.items()},
 }
 
 _SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
