@@ -127,8 +127,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
         if kind in _DEFINITIONS:
             unit = _Unit()
             units.append(unit)
-            if kind is not ast.ClassDef:
-                helpers.setdefault(node.name, []).append(unit)
+            helpers.setdefault(node.name, []).append(unit)  # a class is joined through calls of its name
             for inner in _walk(node):
                 if type(inner) in _OBSERVED:
                     _observe(inner, unit, methods, aliases)

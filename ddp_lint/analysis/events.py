@@ -84,6 +84,7 @@ class HolderEvent:
     var: Optional[str] = None
     bucket_view: bool = False
     copies: bool = False  # keeps a deep copy of the model (timm's ModelEma, AveragedModel)
+    attribute: str = ""  # built by a constructor into this attribute of the new object (`optimizer`)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from .. import catalog as cat
 from .blocks import suite_body, suites
 from .events import HolderEvent, PlacementEvent, ScopeEvents
 from .names import ImportTable
-from .walker import HelperSummary, ScopeWalker
+from .walker import HelperSummary, Origin, ScopeWalker
 
 
 @dataclass
@@ -29,9 +29,12 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis = ModuleAnalysis()
     ids = count()
     helpers: Dict[str, HelperSummary] = {}
+    classes = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.ClassDef)}
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
-        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag)
+        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors)
+
+    constructors = _LazyConstructors(classes, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
         walker = new_walker(f"{prefix}{function.name.value}()", {})
@@ -101,6 +104,50 @@ class _LazySummaries:
         walker.walk_body(suite_body(method.body), root=(method,))
         self._done[name] = _summarize(name, walker, names)
         return self._done[name]
+
+
+class _LazyConstructors:
+    """What calling a class of this file builds: the holders its `__init__` makes, on the arguments or
+    on the new object itself (an agent or policy that builds its own optimizer), computed the first
+    time a call of the class asks."""
+
+    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
+        self._classes = classes
+        self._new_walker = new_walker
+        self._done: Dict[str, Optional[HelperSummary]] = {}
+
+    def get(self, name: str) -> Optional[HelperSummary]:
+        if name in self._done:
+            return self._done[name]
+        klass = self._classes.get(name)
+        self._done[name] = None  # a class built inside its own constructor sees no summary
+        methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)} if klass else {}
+        init = methods.get("__init__")
+        if init is None:
+            return None
+        walker = self._new_walker(f"{name}.__init__", _LazySummaries(methods, self._new_walker))
+        names = walker.bind_parameters(init, is_method=True)
+        walker.walk_body(suite_body(init.body), root=(init,))
+        summary = _summarize(name, walker, names)
+        for event in walker.scope.events:
+            if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
+                # the object placed inside its own constructor, before or after its optimizer
+                summary.constructed.append((event, (), [(Origin("new", name), tuple(event.handle.text.split(".")[1:]))], False, ""))
+        for holder in walker.scope.of_type(HolderEvent):
+            models = []
+            for handle in holder.models:
+                origin = walker.origins.get(handle.obj)
+                if origin is not None and origin.kind == "param":
+                    models.append((origin, handle.sub))
+                elif handle.text == "self" or handle.text.startswith("self."):
+                    # the new object itself, or a submodule of it
+                    models.append((Origin("new", name), tuple(handle.text.split(".")[1:])))
+            if models:
+                attribute = holder.var[5:] if holder.var and holder.var.startswith("self.") else ""
+                summary.constructed.append((holder, holder.label, models, holder.bucket_view, attribute))
+        summary.constructed.sort(key=lambda entry: entry[0].site.order)
+        self._done[name] = summary
+        return summary
 
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:

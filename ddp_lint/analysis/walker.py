@@ -67,6 +67,9 @@ class HelperSummary:
     returns_param: Optional[int] = None
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
+    # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
+    # or on the new object) and the placements of the new object itself.
+    constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,14 @@ class ScopeWalker:
         method_helpers: Dict[str, HelperSummary],
         ids: "count[int]",
         overwrite_flag: bool,
+        constructors=None,
     ) -> None:
         self.scope = ScopeEvents(name)
         self.imports = imports
         self.catalog = catalog
         self.helpers = helpers
         self.method_helpers = method_helpers
+        self.constructors = constructors if constructors is not None else {}
         self.ids = ids
         self.overwrite_flag = overwrite_flag
         self.env: Env = {}
@@ -509,7 +514,7 @@ class ScopeWalker:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
         for holder in value.holders:
             if holder.var is None:
-                holder.var = key
+                holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
         self.env[key] = Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
                                 value.members, value.element and value.handle is not None, value.makes)
 
@@ -804,7 +809,7 @@ class ScopeWalker:
                 site = self._site(call)
                 for each in receiver.handles:
                     self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
-                                              carriers=receiver.holders))
+                                              carriers=tuple(h for h in receiver.holders if h.kind == cat.EMA)))
             return same
         if method in cat.HOME_METHODS and not call.args:
             site = self._site(call)
@@ -850,6 +855,8 @@ class ScopeWalker:
         summary = None
         if "." not in dotted:
             summary = self.helpers.get(dotted)
+            if summary is None and self._is_free(dotted):
+                summary = self.constructors.get(dotted)
         elif dotted.startswith("self.") and dotted.count(".") == 1:
             summary = self.method_helpers.get(dotted[5:])
         if summary is None:
@@ -880,6 +887,8 @@ class ScopeWalker:
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                               event.argument_text, event.operation))
+        if summary.constructed:
+            return self._construct(call, summary, actual)
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -891,6 +900,29 @@ class ScopeWalker:
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _construct(self, call: cst.Call, summary: HelperSummary, actual) -> Value:
+        """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
+        holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
+        new = Handle(next(self.ids), (), f"{summary.name}()")
+        holders = []
+        for inner, label, models, bucket_view, attribute in summary.constructed:
+            handles = frozenset(
+                handle for origin, sub in models
+                for handle in ((Handle(new.obj, sub, ".".join((new.text,) + sub)),) if origin.kind == "new" else actual(origin, sub))
+            )
+            if isinstance(inner, PlacementEvent):
+                site = self._site(call, via=f"{summary.name}()")
+                for handle in handles:
+                    self._emit(dataclasses.replace(inner, site=site, handle=handle))
+                continue
+            kind = inner.kind
+            if handles:
+                event = HolderEvent(self._site(call), kind, f"{label} in {summary.name}.__init__", handles,
+                                    bucket_view=bucket_view, attribute=attribute)
+                self._emit(event)
+                holders.append(event)
+        return Value(new, holders=tuple(holders), contains=True)
 
     def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
         terminal = dotted.rsplit(".", 1)[-1]
