@@ -295,6 +295,14 @@ STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
 
+# Tensors made to be trained on their own: a later `t = t.to(device)` makes a copy the optimizer
+# does not hold (semantics: a tensor's `.to()` returns a new tensor unless it is already there).
+TENSOR_FACTORIES: FrozenSet[str] = frozenset(
+    f"torch.{name}" for name in "zeros ones tensor randn rand empty full zeros_like ones_like full_like".split()
+)
+PARAMETER_CLASSES: FrozenSet[str] = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TENSOR_COPY = "tensor copy"  # the operation of such a `.to()`: a replacement no reordering can mend
+
 # Module methods that iterate over the module's submodules (the module itself among them).
 MODULE_ITERATORS: FrozenSet[str] = frozenset({"modules", "children", "named_modules", "named_children"})
 

@@ -98,7 +98,9 @@ class Value:
     params: FrozenSet[Handle] = frozenset()
     holders: Tuple[HolderEvent, ...] = ()
     xla: bool = False
-    copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`
+    copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`, or `x.to(device)` of a tensor `x`
+    copy_label: str = "copy.deepcopy()"
+    leaf: bool = False  # a tensor made to be trained on its own (`torch.zeros(1, requires_grad=True)`)
     # Placements applied to a new object before it has a name (`model = Net().to(device)`).
     pending: Tuple[PlacementEvent, ...] = ()
     alts: FrozenSet[Handle] = frozenset()
@@ -159,6 +161,7 @@ class ScopeWalker:
         self.order = count()
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
+        self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._branches: Tuple[Arm, ...] = ()
         self._guards: Tuple[Guard, ...] = ()
@@ -494,7 +497,9 @@ class ScopeWalker:
         old = self.env.get(key)
         if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
             # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
-            self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, "copy.deepcopy()"))
+            operation = "" if value.copy_label == "copy.deepcopy()" else cat.TENSOR_COPY
+            self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
+                                      operation=operation))
         if old is not None and value.holders:
             for previous in old.holders:
                 if all(previous is not new for new in value.holders):
@@ -510,6 +515,8 @@ class ScopeWalker:
             self.origins[handle.obj] = Origin("local", key)
             if _is_data(value_node, value):
                 self._data.add(handle.obj)
+            if value.leaf:
+                self._leaves.add(handle.obj)
         for event in value.pending:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
         for holder in value.holders:
@@ -722,6 +729,8 @@ class ScopeWalker:
             return value
         if qualified in ("copy.deepcopy",) and args:
             return Value(copy_of=args[0][1].handle)
+        if is_function and (qualified in cat.PARAMETER_CLASSES or (qualified in cat.TENSOR_FACTORIES and _keyword_is_true(call, "requires_grad"))):
+            return Value(leaf=True)
         keyword = cat.DEVICE_KEYWORD_MOVES.get(qualified)
         if keyword is not None and args and _keyword_given(call, keyword) and not self._all_cpu(call, keyword):
             site = self._site(call)
@@ -776,7 +785,8 @@ class ScopeWalker:
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:
-            collected = frozenset().union(*(value.params | frozenset(value.handles) for _, value in args)) if args else frozenset()
+            # `decay.append(p)` for `p` of `named_parameters()`: p carries the model's parameters, it is no module
+            collected = frozenset().union(*(value.params or frozenset(value.handles) for _, value in args)) if args else frozenset()
             members = frozenset().union(*(value.members | frozenset(value.handles) for _, value in args)) if args else frozenset()
             key = handle.text
             if key in self.env and collected and not handle.sub:
@@ -786,6 +796,8 @@ class ScopeWalker:
             return _EMPTY
         if method in cat.PARAMETER_METHODS:
             return Value(params=frozenset(receiver.handles))
+        if method in ("values", "items") and receiver.members:
+            return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
         if method in cat.MODULE_ITERATORS:
             return Value(members=frozenset(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in receiver.handles))
         if method == "load_state_dict" and _keyword_is_true(call, "assign"):
@@ -794,6 +806,12 @@ class ScopeWalker:
                 self._emit(PlacementEvent(site, each, cat.REPLACE, ".load_state_dict(..., assign=True)"))
             return _EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
+        if placement is not None and handle.obj in self._leaves and method in ("to", "cuda", "half", "double", "float", "bfloat16", "type"):
+            # A tensor's `.to()` is a new tensor; bound back to its name, the optimizer keeps the old one.
+            kind, label, _ = _classify_method_placement(method, placement, call, args)
+            if kind is not None:
+                return Value(copy_of=handle, copy_label=label)
+            return Value(handle=handle, alts=receiver.alts)
         same = Value(handle=handle, alts=receiver.alts)
         if placement is not None and method == "float" and self._undo_cast(call):
             return same  # `model.half().float()`: a round trip that leaves float32
@@ -959,6 +977,7 @@ class ScopeWalker:
         passed = set()
         for arg, value in args:
             models.update(value.params)
+            models.update(m for m in value.members | frozenset(value.handles) if m.obj in self._leaves)  # `Adam([log_alpha])`
             if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and not value.holders:
                 text = value.handle.text
                 if text.count(".") == 0 or (text.startswith("self.") and text.count(".") == 1):

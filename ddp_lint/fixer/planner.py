@@ -42,6 +42,13 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     if not placements:
         return Refusal("nothing to move after")
     target = max(placements, key=lambda p: p.site.order)
+    if target.operation == cat.TENSOR_COPY:
+        return Refusal(
+            "an optimizer moved after the copy would hold a tensor that is not a leaf; create the tensor on "
+            "its device instead (`torch.zeros(..., device=device, requires_grad=True)`)"
+        )
+    # The message names the first placement; the optimizer must follow the last one, which a refusal names.
+    placement = "the placement" if target is placements[0] else "the last placement it must follow"
     h_chain, p_chain = holder.site.chain, target.site.chain
     if not h_chain or not isinstance(h_chain[-1], cst.SimpleStatementLine):
         return Refusal("the optimizer is built inside a compound statement's header")
@@ -49,20 +56,20 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
         return Refusal("the placement happens in another function")
     if h_chain[0] is not p_chain[0] and isinstance(h_chain[0], cst.FunctionDef) and isinstance(p_chain[0], cst.FunctionDef):
         return Refusal(
-            f"the placement is in another method (`{p_chain[0].name.value}()`, line {line_of(target.site.node)}); "
+            f"{placement} is in another method (`{p_chain[0].name.value}()`, line {line_of(target.site.node)}); "
             f"move the optimizer there by hand"
         )
     depth = len(h_chain) - 1
     if p_chain[:depth] != h_chain[:depth] or len(p_chain) <= depth:
         return Refusal(
-            f"the placement on line {line_of(target.site.node)} is in a different block than the optimizer "
+            f"{placement}, on line {line_of(target.site.node)}, is in a different block than the optimizer "
             f"(another function, branch or loop body)"
         )
     anchor = p_chain[depth]
     if anchor is h_chain[-1]:
         return Refusal("the optimizer and the placement are in the same statement")
     if any(isinstance(s, (cst.For, cst.While)) for s in p_chain[depth:-1]) or isinstance(anchor, (cst.For, cst.While)):
-        return Refusal(f"the placement on line {line_of(target.site.node)} is inside a loop body")
+        return Refusal(f"{placement}, on line {line_of(target.site.node)}, is inside a loop body")
     owner, body = _block_of(root, h_chain)
     if owner is None:
         return Refusal("could not locate the block that holds the optimizer")

@@ -76,6 +76,41 @@ class _Collector(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.reads.add(node.value)
 
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        params = node.params
+        own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        own.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None:
+                param.default.visit(self)  # defaults are read where the lambda is made
+        self._read_except(node.body, own)
+        return False
+
+    def _comprehension(self, node) -> bool:
+        """A comprehension's targets are its own names (Python 3): reading them reads nothing outside,
+        and binding them rebinds nothing outside."""
+        inner = _Collector()
+        clause = node.for_in
+        own: Set[str] = set()
+        while clause is not None:
+            inner._bind(clause.target)
+            clause = clause.inner_for_in
+        own = set(inner.binds)
+        self._read_except(node, own, skip_root=True)
+        return False
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def _read_except(self, node: cst.CSTNode, own: Set[str], skip_root: bool = False) -> None:
+        inner = _Collector()
+        if skip_root:
+            for child in node.children:
+                child.visit(inner)
+        else:
+            node.visit(inner)
+        self.reads.update(name for name in inner.reads if name.split(".")[0] not in own)
+        self.binds.update(name for name in inner.binds if name.split(".")[0] not in own)
+
 
 def reads_and_binds(node: cst.CSTNode) -> Tuple[Set[str], Set[str]]:
     collector = _Collector()
