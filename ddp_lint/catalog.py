@@ -129,11 +129,13 @@ CONTAINING_HOLDERS: FrozenSet[str] = frozenset({"ema_pytorch.EMA"})
 
 # Naming conventions for optimizer classes no table lists (`WarmupAdam`, `OpenAIAdam`, `Nadam`,
 # `FusedLAMB`, `AdamW8bit`): a class name that ends in an optimizer's name, whatever its case.
-OPTIMIZER_NAME_ENDINGS: Tuple[str, ...] = (
-    "adamw?", "adamax", "adagrad", "adadelta", "adafactor", "adabelief", "adabound", "sgdw?", "lamb", "lars", "lion",
-    "rmsprop", "lbfgs", "novograd", "ranger", "sophiag?", "shampoo", "yogi", "madgrad", "prodigy", "asgd", "rprop", "muon",
+# Spelled as class names spell them, so that the prefilter can look for the same words literally.
+OPTIMIZER_NAME_ENDINGS: Tuple[str, ...] = tuple(
+    """Adam ADAM adam AdamW ADAMW Adamw Adamax Adagrad Adadelta Adafactor AdaBelief AdaBound SGD SGDW LAMB Lamb LARS
+    Lars Lion RMSprop RMSProp LBFGS NovoGrad Novograd Ranger Sophia SophiaG Shampoo Yogi MADGRAD Prodigy ASGD Rprop
+    Muon""".split()  # the spellings seen in public code: each one costs every file's text scan
 )
-_OPTIMIZER_SUFFIX = re.compile(r"^_*[A-Z]\w*?(?i:%s)(?:8bit|32bit)?$" % "|".join(OPTIMIZER_NAME_ENDINGS))
+_OPTIMIZER_SUFFIX = re.compile(r"^_*[A-Z]\w*?(?:%s)(?:8bit|32bit)?$" % "|".join(sorted(OPTIMIZER_NAME_ENDINGS, key=len, reverse=True)))
 _EAGER_SUFFIX = re.compile(r"(?i)adagrad$")
 # Packages whose CamelCase names are optimizers (save schedulers and helpers).
 OPTIMIZER_PACKAGES: Tuple[str, ...] = (
@@ -150,6 +152,23 @@ CONFIG_ROOTS: FrozenSet[str] = frozenset({"cfg", "config", "conf", "args", "hpar
 
 def is_config_root(name: str) -> bool:
     return name in CONFIG_ROOTS
+
+
+def config_entry_names_optimizer(dotted: str) -> bool:
+    """`cfg.optimizer`, `self.hparams.optim`: a config entry whose name says it is an optimizer."""
+    parts = dotted.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    return len(parts) >= 2 and is_config_root(parts[0]) and names_optimizer(parts[-1])
+
+
+# Calls that hand on the optimizer class they are given: `getattr(torch.optim, name)`, `partial(AdamW, lr=...)`.
+CLASS_HANDING_CALLS: FrozenSet[str] = frozenset({"getattr", "partial", "functools.partial"})
+
+
+def is_optimizer_module(qualified: str) -> bool:
+    """`torch.optim`, `bitsandbytes.optim`: a module of optimizer classes (`getattr(torch.optim, name)`)."""
+    return any(package.startswith(qualified + ".") for package in OPTIMIZER_PACKAGES)
 
 
 def names_optimizer(word: str) -> bool:
@@ -422,8 +441,9 @@ class Catalog:
             ),
             placement_words=tuple(sorted(calls | {"deepcopy"} | {name.rsplit(".", 1)[-1] for name in DEVICE_KEYWORD_MOVES})),
             holder_pattern=GENERIC_HOLDER_NAME,
-            convention_pattern=r"(?i)(?:%s)(?:8bit|32bit)?\b" % "|".join(OPTIMIZER_NAME_ENDINGS),
-            holder_words=_fewest_words({name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals)),
+            holder_words=_fewest_words(
+                {name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals) | set(OPTIMIZER_NAME_ENDINGS)
+            ),
             wrapper_words=tuple(sorted(wrappers)),
         )
 
@@ -450,7 +470,6 @@ class Prefilter:
     placement_patterns: Tuple[str, ...]
     placement_words: Tuple[str, ...]
     holder_pattern: str
-    convention_pattern: str  # optimizer classes known by the end of their name, in any case
     holder_words: Tuple[str, ...]
     wrapper_words: Tuple[str, ...]
 

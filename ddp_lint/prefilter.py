@@ -36,7 +36,7 @@ def _text_spec(catalog: cat.Catalog, with_wraps: bool):
     spec = catalog.prefilter(with_wraps)
     placements = [re.compile(p) for p in spec.placement_patterns]
     words = _any_of(spec.holder_words + spec.wrapper_words)
-    return placements, re.compile(spec.holder_pattern), words, _any_of(spec.placement_words), re.compile(spec.convention_pattern)
+    return placements, re.compile(spec.holder_pattern), words, _any_of(spec.placement_words)
 
 
 def _any_of(words: Iterable[str]) -> "re.Pattern[str]":
@@ -52,13 +52,12 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
     `with_wraps=False` when no canonical-order (info) rule is selected: those wrappers then cannot
     lead to a finding, and they are everywhere in PyTorch code (`torch.compile`, `jit.script`).
     """
-    placements, holder, holder_or_wrapper_word, placement_word, convention = _text_spec(catalog, with_wraps)
+    placements, holder, holder_or_wrapper_word, placement_word = _text_spec(catalog, with_wraps)
     # holders first: most files have none, and a literal scan for them is the cheapest test here
     if not (
         # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
         (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
         or holder_or_wrapper_word.search(text)
-        or convention.search(text)
     ):
         return False
     return placement_word.search(text) is not None or any(p.search(text) for p in placements)
@@ -209,9 +208,7 @@ class _Unit:
         for dotted in set(self.arguments):
             if self.holder:
                 break
-            if cat.names_optimizer(dotted.rsplit(".", 1)[-1]) or any(
-                catalog.holder_kind(q) is not None for q in _qualified(dotted, aliases)
-            ):
+            if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) for q in _qualified(dotted, aliases)):
                 self.holder = True
         for dotted in set(self.called):
             if self.holder and self.placement:
@@ -247,18 +244,23 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         dotted = _dotted(func)
         if dotted is not None:
             unit.called.append(dotted)
-        elif type(func) is ast.Call:
-            unit.holder = True  # `instantiate(cfg.optimizer)(params)`: what a call returns may build one
-        if not unit.holder:
+        if not unit.holder and node.args:
             # A config factory (`instantiate(cfg.optimizer)`, `config.init_obj("optimizer", ...)`) or an
-            # optimizer class handed on (`partial(torch.optim.AdamW)`, `getattr(torch.optim, name)`).
-            for arg in node.args + [keyword.value for keyword in node.keywords]:
-                if type(arg) is ast.Constant and type(arg.value) is str and cat.names_optimizer(arg.value):
-                    unit.holder = True
-                else:
-                    name = _dotted(arg)
-                    if name is not None and "." in name:
-                        unit.arguments.append(name)
+            # optimizer class handed on (`partial(torch.optim.AdamW)`, `getattr(torch.optim, name)`),
+            # as the engine tells them: by a positional argument. Cheap tests first: this runs per call.
+            handing = dotted in cat.CLASS_HANDING_CALLS
+            for arg in node.args:
+                kind = type(arg)
+                if kind is ast.Attribute:
+                    if handing or "ptim" in arg.attr.lower():
+                        name = _dotted(arg)
+                        if name is not None and cat.config_entry_names_optimizer(name):
+                            unit.holder = True
+                        elif name is not None and handing:
+                            unit.arguments.append(name)
+                elif kind is ast.Constant and type(arg.value) is str and dotted is not None and "." in dotted:
+                    if cat.is_config_root(dotted.split(".", 1)[0]) and cat.names_optimizer(arg.value):
+                        unit.holder = True
     elif kind is ast.Assign or kind is ast.AnnAssign:
         value = node.value
         targets = node.targets if kind is ast.Assign else (node.target,)

@@ -221,3 +221,29 @@ def test_the_engine_leaves_the_cyclic_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+LOOPS = {
+    # the second iteration builds the optimizer on what the first one left in `current`
+    "next iteration's alias": (
+        "def f(a, b):\n    current = a\n    for step in range(2):\n"
+        "        opt = torch.optim.SGD(current.parameters(), lr=0.1)\n        current = b\n    b.cuda()\n",
+        ["DDP101"],
+    ),
+    "rebound to a new object on every iteration before use": (
+        "def f(a, b, loader):\n    for batch in loader:\n        x = batch.to(device)\n"
+        "        opt = torch.optim.SGD(a.parameters(), lr=0.1)\n    b.cuda()\n",
+        [],
+    ),
+    "a body that always returns": (
+        "def f(model, loader):\n    for batch in loader:\n"
+        "        opt = torch.optim.SGD(model.parameters(), lr=0.1)\n        return opt\n    model.cuda()\n",
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_loops_run_to_a_fixed_point(name):
+    source, expected = LOOPS[name]
+    assert codes(H + source) == expected

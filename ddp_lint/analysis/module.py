@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
-import re
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -50,15 +49,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
         method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker)
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
-        walker.scope.init_calls = frozenset(
-            name for method in methods if method.name.value == "__init__" for name in _self_calls(method)
-        )
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
         for method in ordered:
             walker.forget_locals()
             walker.bind_parameters(method, is_method=True)
             walker.walk_body(suite_body(method.body), root=(method,))
+            if method.name.value == "__init__":
+                walker.scope.init_calls = frozenset(walker.self_calls)
         analysis.scopes.append(walker.scope)
         for definition in _definitions(suite_body(klass.body)):
             if isinstance(definition, cst.ClassDef):
@@ -171,13 +169,6 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if origin is not None and origin.kind == "param":
                 summary.returns_param = origin.index
     return summary
-
-
-_SELF_CALL = re.compile(r"\bself\s*\.\s*(\w+)\s*\(")
-
-
-def _self_calls(method: cst.FunctionDef) -> FrozenSet[str]:
-    return frozenset(_SELF_CALL.findall(cst.Module(body=[]).code_for_node(method.body)))
 
 
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -156,16 +156,19 @@ def _root(site):
 
 
 def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
-    events = scope.events
-    for index, wrap in enumerate(events):
-        if not (isinstance(wrap, PlacementEvent) and wrap.ddp):
+    """Each move or cast that follows a DDP wrap of its model on some path, once per conversion (the
+    first wrap it follows names the story)."""
+    placements = [(index, event) for index, event in enumerate(scope.events) if isinstance(event, PlacementEvent)]
+    conversions = [(index, event) for index, event in placements if event.kind in (cat.MOVE, cat.CAST)]
+    reported = set()
+    for index, wrap in placements:
+        if not wrap.ddp:
             continue  # FSDP1 handles a later `_apply` (its DEVICE_AFTER init mode); DDP does not
         moved_before = any(
-            isinstance(event, PlacementEvent) and event.kind == cat.MOVE and event.handle.overlaps(wrap.handle)
-            for event in events[:index]
+            event.kind == cat.MOVE and event.handle.overlaps(wrap.handle) for before, event in placements if before < index
         )
-        for event in events[index + 1 :]:
-            if not (isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.CAST)):
+        for after, event in conversions:
+            if after <= index or id(event.site.node) in reported:
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
                 continue
@@ -175,6 +178,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
             if event.kind == cat.MOVE and moved_before:
                 continue  # already on its device before wrapping: moving "again" is a no-op
+            reported.add(id(event.site.node))
             yield ConversionAfterWrap(wrap, event, scope)
 
 

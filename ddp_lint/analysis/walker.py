@@ -37,6 +37,7 @@ from .events import (
     StateEvent,
     TRY_BODY,
 )
+from .blocks import suites
 from .names import ImportTable, dotted_name
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
@@ -159,6 +160,7 @@ class ScopeWalker:
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
         self.order = count()
+        self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
         self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
@@ -170,6 +172,7 @@ class ScopeWalker:
         self._ended_by_loop_exit = False
         self._dead: FrozenSet[Arm] = frozenset()
         self._silent = 0  # > 0 while a loop body is walked once only for its bindings
+        self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
 
@@ -187,7 +190,7 @@ class ScopeWalker:
             names.append(name)
             handle = Handle(next(self.ids), (), name)
             self.origins[handle.obj] = Origin("param", name, index)
-            self.env[name] = Binding(handle)
+            self._assign(name, Binding(handle))
         return tuple(names)
 
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
@@ -249,18 +252,25 @@ class ScopeWalker:
         """Walk each arm from `start`; afterwards the names hold what they may hold on every path that
         got through an arm (or past them all, with `fall_through`)."""
         outs: List[Env] = [start] if fall_through else []
+        written: set = set()
         for arm, (guards, walk) in enumerate(arms):
             self.env = dict(start)
             self._alive = True
             self._ended_by_loop_exit = False
-            self._with_branch(node, arm, guards, walk)
+            self._writes.append(set())
+            try:
+                self._with_branch(node, arm, guards, walk)
+            finally:
+                written |= self._writes.pop()
             if self._alive:
                 outs.append(self.env)
             else:
                 self._end_arm((id(node), arm))
+        if self._writes:
+            self._writes[-1].update(written)
         self._alive = bool(outs)
         self._ended_by_loop_exit = False
-        self.env = _merge(outs) if outs else start
+        self.env = _merge(outs, written) if outs else start
         if outs and not fall_through:
             self._note_rebuilt_everywhere(node, start)
 
@@ -342,7 +352,9 @@ class ScopeWalker:
         the recorded pass a name holds what the previous iteration may have left in it."""
         before = self.env
         self.env = dict(before)
-        if self._silent == 0:
+        # The outermost loop's extra pass covers the inner ones; it is needed only where the body rebinds
+        # a name bound before the loop (a name first bound inside cannot reach the head from before).
+        if self._silent == 0 and not self._loops and not _rebound_in(statement).isdisjoint(before):
             self._silent += 1
             try:
                 self._loop_pass(statement)
@@ -353,8 +365,11 @@ class ScopeWalker:
         else:
             head = before
         alive_before = self._alive
-        self._loop_pass(statement)
+        self._with_branch(statement, 0, (), lambda: self._loop_pass(statement))
+        returned = not self._alive and not self._loops[-1].exits  # every pass through the body returns
         self.env = _merge([head] + self._loop_exits(head))
+        if returned:
+            self._dead = self._dead | {(id(statement), 0)}  # nothing after the loop follows the body
         self._alive = alive_before
         if statement.orelse is not None:
             self._walk_suite(statement.orelse.body)
@@ -408,9 +423,9 @@ class ScopeWalker:
             key = self._key_of(small.target)
             if key is not None and key in self.env and (value.params or value.members):
                 binding = self.env[key]
-                self.env[key] = dataclasses.replace(
+                self._assign(key, dataclasses.replace(
                     binding, params=binding.params | value.params, members=binding.members | value.members
-                )
+                ))
         elif isinstance(small, cst.Expr):
             value = self._eval(small.value)
             self._check_discarded(small.value, value)
@@ -433,6 +448,11 @@ class ScopeWalker:
             self._ended_by_loop_exit = True
 
     # ----- bindings -----------------------------------------------------------------------------
+    def _assign(self, key: str, binding: Binding) -> None:
+        self.env[key] = binding
+        if self._writes:
+            self._writes[-1].add(key)  # the merge after the enclosing branch looks only at these
+
     def _key_of(self, node: cst.BaseExpression) -> Optional[str]:
         dotted = dotted_name(node)
         if dotted is None:
@@ -443,6 +463,8 @@ class ScopeWalker:
         return dotted if len(parts) == 1 else None
 
     def _split(self, dotted: str) -> Tuple[str, Tuple[str, ...]]:
+        if "." not in dotted:
+            return dotted, ()
         parts = dotted.split(".")
         if parts[0] == "self" and len(parts) >= 2:
             return "self." + parts[1], tuple(parts[2:])
@@ -465,8 +487,11 @@ class ScopeWalker:
         """Every object `a.b.c` may be: one per object its root name may hold."""
         key, rest = self._split(dotted)
         binding = self._binding(key)
-        sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES)
-        bases = (binding.handle,) + tuple(sorted(binding.alts - {binding.handle}, key=_handle_key))
+        sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
+        base = binding.handle
+        if not binding.alts and not binding.element:
+            return (base if not sub and base.text == dotted else Handle(base.obj, base.sub + sub, dotted),)
+        bases = (base,) + tuple(sorted(binding.alts - {base}, key=_handle_key))
         if binding.element:  # a loop's module is named as its container named it
             return tuple(Handle(base.obj, base.sub + sub, ".".join((base.text,) + rest)) for base in bases)
         return tuple(Handle(base.obj, base.sub + sub, dotted) for base in bases)
@@ -522,8 +547,8 @@ class ScopeWalker:
         for holder in value.holders:
             if holder.var is None:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
-        self.env[key] = Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
-                                value.members, value.element and value.handle is not None, value.makes)
+        self._assign(key, Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
+                                  value.members, value.element and value.handle is not None, value.makes))
 
     def _peek(self, node: cst.BaseExpression) -> Value:
         """The value of one element of a tuple already evaluated as a whole (no new events)."""
@@ -607,12 +632,13 @@ class ScopeWalker:
 
     def _eval_comprehension(self, node) -> Value:
         """A comprehension's targets are bound only inside it; its result holds what its element holds."""
-        saved = self.env
-        self.env = dict(saved)
+        shadowed: Dict[str, Optional[Binding]] = {}
         try:
             clause = node.for_in
             while clause is not None:
                 source = self._eval(clause.iter)
+                for key in _target_keys(clause.target):
+                    shadowed.setdefault(key, self.env.get(key))
                 self._bind_target(clause.target, _element_of(source))
                 for condition in clause.ifs:
                     self._eval(condition.test)
@@ -620,7 +646,11 @@ class ScopeWalker:
             parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
             element = _join_values([self._eval(part) for part in parts])
         finally:
-            self.env = saved
+            for key, binding in shadowed.items():
+                if binding is None:
+                    self.env.pop(key, None)
+                else:
+                    self.env[key] = binding
         return Value(params=element.params, members=frozenset(element.handles) | element.members, xla=element.xla)
 
     def _eval_call(self, call: cst.Call) -> Value:
@@ -642,7 +672,7 @@ class ScopeWalker:
         if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
             maker = self.env[dotted].makes
         if maker is not None:
-            if dotted is not None and dotted in ("getattr", "functools.partial", "partial"):
+            if dotted in cat.CLASS_HANDING_CALLS:
                 return Value(makes=maker)
             label = f"{dotted}()" if dotted else f"{_callee_name(func)}()"
             return self._holder(call, maker, label, args)
@@ -680,14 +710,14 @@ class ScopeWalker:
 
     def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
         """`getattr(torch.optim, name)` and `partial(torch.optim.AdamW, lr=...)` are optimizer classes."""
-        if dotted not in ("getattr", "functools.partial", "partial") or not call.args:
+        if dotted not in cat.CLASS_HANDING_CALLS or not call.args:
             return None
         first = dotted_name(call.args[0].value)
         if first is None:
             return None
         qualified = self._qualify(first)
         if dotted == "getattr":
-            return cat.LAZY if any(p.startswith(qualified + ".") for p in cat.OPTIMIZER_PACKAGES) else None
+            return cat.LAZY if cat.is_optimizer_module(qualified) else None
         return self.catalog.holder_kind(qualified)
 
     def _is_library_root(self, root: str) -> bool:
@@ -791,8 +821,8 @@ class ScopeWalker:
             key = handle.text
             if key in self.env and collected and not handle.sub:
                 binding = self.env[key]
-                self.env[key] = dataclasses.replace(binding, params=binding.params | collected,
-                                                    members=binding.members | members)
+                self._assign(key, dataclasses.replace(binding, params=binding.params | collected,
+                                                      members=binding.members | members))
             return _EMPTY
         if method in cat.PARAMETER_METHODS:
             return Value(params=frozenset(receiver.handles))
@@ -877,6 +907,8 @@ class ScopeWalker:
                 summary = self.constructors.get(dotted)
         elif dotted.startswith("self.") and dotted.count(".") == 1:
             summary = self.method_helpers.get(dotted[5:])
+        if dotted.startswith("self.") and dotted.count(".") == 1:
+            self.self_calls.add(dotted[5:])
         if summary is None:
             return None
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
@@ -964,11 +996,12 @@ class ScopeWalker:
         root = dotted.split(".", 1)[0]
         from_config = "." in dotted and cat.is_config_root(root)
         for arg in call.args:
+            if arg.keyword is not None:
+                continue
             text = dotted_name(arg.value)
-            if text is not None and "." in text and cat.is_config_root(text.split(".", 1)[0]):
-                if cat.names_optimizer(text.rsplit(".", 1)[-1]):
-                    return True
-            elif from_config and isinstance(arg.value, cst.SimpleString) and cat.names_optimizer(arg.value.value.strip("'\"")):
+            if text is not None and cat.config_entry_names_optimizer(text):
+                return True
+            if from_config and isinstance(arg.value, cst.SimpleString) and cat.names_optimizer(arg.value.value.strip("'\"")):
                 return True
         return False
 
@@ -1092,18 +1125,21 @@ def _join(bindings: Sequence[Binding]) -> Binding:
     )
 
 
-def _merge(envs: Sequence[Env]) -> Env:
+def _merge(envs: Sequence[Env], written: Optional[Iterable[str]] = None) -> Env:
     """The names after paths meet: each holds what it holds on any path (a name bound on only some
-    paths keeps what those paths give it)."""
+    paths keeps what those paths give it). `written`: the only names the paths may have rebound."""
     if len(envs) == 1:
         return envs[0]
     merged = dict(envs[0])
-    differing = set()
-    for env in envs[1:]:
-        for key, binding in env.items():
-            if merged.get(key) is not binding:
-                differing.add(key)
-        differing.update(key for key in merged if key not in env)
+    if written is not None:
+        differing = {key for key in written if any(env.get(key) is not merged.get(key) for env in envs)}
+    else:
+        differing = set()
+        for env in envs[1:]:
+            for key, binding in env.items():
+                if merged.get(key) is not binding:
+                    differing.add(key)
+            differing.update(key for key in merged if key not in env)
     for key in differing:
         found = [env[key] for env in envs if key in env]
         merged[key] = _join(found) if len(found) > 1 else found[0]
@@ -1128,6 +1164,58 @@ def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
         if arg.keyword is not None and arg.keyword.value == keyword:
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return False
+
+
+def _rebound_in(loop) -> FrozenSet[str]:
+    """The names (and `self.x`) a loop's own statements bind, nested blocks included (statements only:
+    far cheaper than walking the body)."""
+    keys: set = set()
+    _collect_bound(loop.body, keys)
+    return frozenset(keys)
+
+
+def _collect_bound(suite: cst.BaseSuite, keys: set) -> None:
+    statements = suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        for small in smalls:
+            targets = ()
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            for target in targets:
+                keys.update(_bound_keys(target))
+        if isinstance(statement, cst.For):
+            keys.update(_bound_keys(statement.target))
+        if isinstance(statement, cst.With):
+            keys.update(key for item in statement.items if item.asname is not None for key in _bound_keys(item.asname.name))
+        if isinstance(statement, cst.BaseCompoundStatement):
+            for inner in suites(statement):
+                _collect_bound(inner, keys)
+
+
+def _bound_keys(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_keys(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bound_keys(target.value)
+    else:
+        dotted = dotted_name(target)
+        if dotted is not None and (dotted.count(".") == 0 or (dotted.startswith("self.") and dotted.count(".") == 1)):
+            yield dotted
+
+
+def _target_keys(target: cst.BaseExpression) -> Iterator[str]:
+    """The names a comprehension's target binds."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_keys(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_keys(target.value)
+    elif isinstance(target, cst.Name):
+        yield target.value
 
 
 def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
