@@ -637,7 +637,7 @@ class ScopeWalker:
             clause = node.for_in
             while clause is not None:
                 source = self._eval(clause.iter)
-                for key in _target_keys(clause.target):
+                for key in _bound_keys(clause.target):
                     shadowed.setdefault(key, self.env.get(key))
                 self._bind_target(clause.target, _element_of(source))
                 for condition in clause.ifs:
@@ -1196,6 +1196,7 @@ def _collect_bound(suite: cst.BaseSuite, keys: set) -> None:
 
 
 def _bound_keys(target: cst.BaseExpression) -> Iterator[str]:
+    """The names (and `self.x`) an assignment, loop or comprehension target binds."""
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             yield from _bound_keys(element.value)
@@ -1205,17 +1206,6 @@ def _bound_keys(target: cst.BaseExpression) -> Iterator[str]:
         dotted = dotted_name(target)
         if dotted is not None and (dotted.count(".") == 0 or (dotted.startswith("self.") and dotted.count(".") == 1)):
             yield dotted
-
-
-def _target_keys(target: cst.BaseExpression) -> Iterator[str]:
-    """The names a comprehension's target binds."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_keys(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_keys(target.value)
-    elif isinstance(target, cst.Name):
-        yield target.value
 
 
 def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
