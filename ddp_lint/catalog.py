@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 
 class HolderKind(str, Enum):
     """How an object that keeps parameter references reacts to a later move."""
@@ -54,6 +54,63 @@ class Placement:
     ddp: bool = False  # DistributedDataParallel itself (stepped-before-ddp)
     inplace_kw: Optional[str] = None  # `inplace=True` makes it harmless (prepare_qat, fuse)
     orig_params_kw: Optional[str] = None  # `use_orig_params=True` downgrades REPLACE to FSDP_ORIG
+
+    def kind_given(self, true_keywords: Iterable[str]) -> str:
+        """The kind once the call's keywords set to True are known (the argument rules of calls)."""
+        given = set(true_keywords)
+        if self.inplace_kw in given:
+            return WRAP
+        if self.orig_params_kw in given:
+            return FSDP_ORIG
+        return self.kind
+
+
+# Method keywords that make a call replace the parameters: `load_state_dict(sd, assign=True)`.
+KEYWORD_REPLACEMENTS: Dict[str, Tuple[str, str]] = {"load_state_dict": ("assign", ".load_state_dict(..., assign=True)")}
+
+
+def classify_method_placement(
+    method: str, placement: "Placement", arguments: "Sequence[Tuple[Optional[str], str, bool]]"
+) -> Tuple[Optional[str], str, str]:
+    """The argument rules of `.to(...)`, `.type(...)`, `.cuda()`: what the call does, how messages
+    name it and its argument text; None for a no-op. `arguments`: (keyword or None, the argument's
+    text, whether it is known to be an XLA device) for each argument."""
+    if method == "type" and not arguments:
+        return None, "", ""  # `.type()` with no argument returns a string
+    if method != "to":
+        argument = ", ".join(f"{keyword}={text}" if keyword else text for keyword, text, _ in arguments)
+        return placement.kind, f".{method}({argument})", argument
+    kind: Optional[str] = None
+    texts = []
+    layout = ""
+    for keyword, text, xla in arguments:
+        if keyword == "memory_format":
+            layout = text
+            continue
+        if keyword in ("non_blocking", "copy"):
+            continue
+        texts.append(text)
+        lowered = text.lower()
+        if xla or any(marker in lowered for marker in REPLACING_DEVICE_MARKERS):
+            return REPLACE, f".to({text})", text
+        if keyword == "dtype" or is_dtype_text(text):
+            kind = kind or CAST
+            continue
+        if lowered.strip("'\"") in NOOP_DEVICES or lowered in ('torch.device("cpu")', "torch.device('cpu')"):
+            continue
+        kind = MOVE
+    if kind is None and layout:
+        return LAYOUT, f".to(memory_format={layout})", layout  # same objects, a new layout
+    if kind is None:
+        return None, "", ""
+    argument = ", ".join(texts)
+    return kind, f".to({argument})", argument
+
+
+def is_dtype_text(text: str) -> bool:
+    if text.startswith("torch.") and text[6:] in DTYPE_NAMES:
+        return True
+    return "dtype" in text.lower()
 
 
 # Optimizer classes of torch.optim (2.13) plus the third-party ones seen in public training code.
@@ -433,7 +490,8 @@ class Catalog:
         return Prefilter(
             placement_patterns=(
                 r"\.%s(?:%s)%s\(" % (gap, "|".join(methods), gap),
-                r"assign\s*=(?!=)",  # `load_state_dict(..., assign=True)`, however the value is spelled
+                # `load_state_dict(..., assign=True)`, however the value is spelled
+                *(r"%s\s*=(?!=)" % keyword for keyword, _ in KEYWORD_REPLACEMENTS.values()),
                 # `model.fc = nn.Linear(...)`, possibly parenthesised or annotated (on one line)
                 r"\.%s\w+%s(?::[^=\n]*)?=%s(?:\(%s)*(?:\w+%s\.%s)*[A-Z]\w*%s\(" % (gap, gap, gap, gap, gap, gap, gap),
                 # ... or through a lower-case alias of a torch.nn class

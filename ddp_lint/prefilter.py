@@ -239,7 +239,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         if not unit.placement:
             if type(func) is ast.Attribute and func.attr in methods:
                 unit.placement = True
-            elif any(keyword.arg == "assign" for keyword in node.keywords):
+            elif any(keyword.arg in _REPLACING_KEYWORDS for keyword in node.keywords):
                 unit.placement = True
         dotted = _dotted(func)
         if dotted is not None:
@@ -346,6 +346,9 @@ def parse_quietly(text: str) -> Optional[ast.AST]:
 @lru_cache(maxsize=4)
 def _method_placements(with_wraps: bool) -> frozenset:
     return frozenset(name for name, p in cat.METHOD_PLACEMENTS.items() if cat.counts_for_prefilter(p, with_wraps))
+
+
+_REPLACING_KEYWORDS = frozenset(keyword for keyword, _ in cat.KEYWORD_REPLACEMENTS.values())
 
 
 def _dotted(node: ast.AST) -> Optional[str]:

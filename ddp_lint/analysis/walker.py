@@ -783,11 +783,7 @@ class ScopeWalker:
             if held:  # `ShardedDDP(model, optimizer)`: handed both, it remaps the optimizer itself
                 self._emit(ManagedEvent(self._site(call), held, qualified))
                 return Value(handle=target.handle, alts=target.alts)
-            kind = placement.kind
-            if placement.inplace_kw and _keyword_is_true(call, placement.inplace_kw):
-                kind = cat.WRAP
-            if placement.orig_params_kw and _keyword_is_true(call, placement.orig_params_kw):
-                kind = cat.FSDP_ORIG
+            kind = placement.kind_given(_true_keywords(call))
             site = self._site(call)
             for handle in target.handles:
                 self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
@@ -830,10 +826,11 @@ class ScopeWalker:
             return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
         if method in cat.MODULE_ITERATORS:
             return Value(members=frozenset(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in receiver.handles))
-        if method == "load_state_dict" and _keyword_is_true(call, "assign"):
+        replacing = cat.KEYWORD_REPLACEMENTS.get(method)
+        if replacing is not None and _keyword_is_true(call, replacing[0]):
             site = self._site(call)
             for each in receiver.handles:
-                self._emit(PlacementEvent(site, each, cat.REPLACE, ".load_state_dict(..., assign=True)"))
+                self._emit(PlacementEvent(site, each, cat.REPLACE, replacing[1]))
             return _EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
         if placement is not None and handle.obj in self._leaves and method in ("to", "cuda", "half", "double", "float", "bfloat16", "type"):
@@ -1221,6 +1218,11 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return dotted_name(func) or "call"
 
 
+def _true_keywords(call: cst.Call) -> Iterator[str]:
+    return (arg.keyword.value for arg in call.args
+            if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True")
+
+
 def _keyword_given(call: cst.Call, keyword: str) -> bool:
     return any(
         arg.keyword is not None and arg.keyword.value == keyword and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
@@ -1271,42 +1273,10 @@ _NOT_EXPRESSIONS = (
 
 
 def _classify_method_placement(method: str, placement: cat.Placement, call: cst.Call, args) -> Tuple[Optional[str], str, str]:
-    """Decide what `.to(...)`/`.type(...)`/`.cuda()` does from its arguments; None when it is a no-op."""
-    if method == "type" and not call.args:
-        return None, "", ""  # `.type()` with no argument returns a string
-    if method != "to":
-        argument = ", ".join(
-            (f"{arg.keyword.value}={_plain_text(arg.value)}" if arg.keyword is not None else _plain_text(arg.value))
-            for arg in call.args
-        )
-        return placement.kind, f".{method}({argument})", argument
-    kind: Optional[str] = None
-    texts = []
-    layout = ""
-    for arg, value in args:
-        keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword == "memory_format":
-            layout = _plain_text(arg.value)
-            continue
-        if keyword in ("non_blocking", "copy"):
-            continue
-        text = _plain_text(arg.value)
-        texts.append(text)
-        lowered = text.lower()
-        if value.xla or any(marker in lowered for marker in cat.REPLACING_DEVICE_MARKERS):
-            return cat.REPLACE, f".to({text})", text
-        if keyword == "dtype" or _is_dtype(text):
-            kind = kind or cat.CAST
-            continue
-        if lowered.strip("'\"") in cat.NOOP_DEVICES or lowered in ('torch.device("cpu")', "torch.device('cpu')"):
-            continue
-        kind = cat.MOVE
-    if kind is None and layout:
-        return cat.LAYOUT, f".to(memory_format={layout})", layout  # same objects, a new layout
-    if kind is None:
-        return None, "", ""
-    argument = ", ".join(texts)
-    return kind, f".to({argument})", argument
+    """The catalog's argument rules, given the call's argument texts."""
+    arguments = [(arg.keyword.value if arg.keyword is not None else None, _plain_text(arg.value), value.xla)
+                 for arg, value in args]
+    return cat.classify_method_placement(method, placement, arguments)
 
 
 def _is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
@@ -1315,12 +1285,6 @@ def _is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
     if isinstance(node, cst.Call) and dotted_name(node.func) in ("torch.device", "device") and len(node.args) == 1:
         return _is_cpu_device(node.args[0].value)
     return False
-
-
-def _is_dtype(text: str) -> bool:
-    if text.startswith("torch.") and text[6:] in cat.DTYPE_NAMES:
-        return True
-    return "dtype" in text.lower()
 
 
 def _plain_text(node: cst.BaseExpression) -> str:
