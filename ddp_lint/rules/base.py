@@ -15,8 +15,6 @@ from .. import catalog as cat
 from ..analysis.events import Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
 from ..analysis.stories import HolderStory, Step
 
-from . import ERROR, INFO, WARNING  # noqa: F401 (the rules read them from here)
-
 LineOf = Callable[[cst.CSTNode], int]
 
 
