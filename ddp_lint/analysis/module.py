@@ -78,54 +78,61 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     return analysis
 
 
-class _LazySummaries:
-    """Method summaries computed the first time a `self.method()` call asks for one.
+class _Lazy:
+    """Summaries computed the first time a call asks for one, each at most once; a recursive call
+    sees no summary rather than looping."""
 
-    Most methods are never called through `self` in their own class; walking each one twice would
-    cost as much as the rest of the analysis.
-    """
-
-    def __init__(self, methods: Dict[str, cst.FunctionDef], new_walker) -> None:
-        self._methods = methods
+    def __init__(self, new_walker) -> None:
         self._new_walker = new_walker
         self._done: Dict[str, Optional[HelperSummary]] = {}
 
     def get(self, name: str) -> Optional[HelperSummary]:
-        if name in self._done:
-            return self._done[name]
+        if name not in self._done:
+            self._done[name] = None
+            self._done[name] = self._compute(name)
+        return self._done[name]
+
+    def _compute(self, name: str) -> Optional[HelperSummary]:
+        raise NotImplementedError
+
+    def _walk(self, label: str, method: cst.FunctionDef, method_helpers) -> Tuple[ScopeWalker, Tuple[str, ...]]:
+        walker = self._new_walker(label, method_helpers)
+        names = walker.bind_parameters(method, is_method=True)
+        walker.walk_body(suite_body(method.body), root=(method,))
+        return walker, names
+
+
+class _LazySummaries(_Lazy):
+    """Method summaries for `self.method()` calls. Most methods are never called through `self` in
+    their own class; walking each one twice would cost as much as the rest of the analysis."""
+
+    def __init__(self, methods: Dict[str, cst.FunctionDef], new_walker) -> None:
+        super().__init__(new_walker)
+        self._methods = methods
+
+    def _compute(self, name: str) -> Optional[HelperSummary]:
         method = self._methods.get(name)
         if method is None:
             return None
-        self._done[name] = None  # a recursive call sees no summary rather than looping
-        walker = self._new_walker(name, self)
-        names = walker.bind_parameters(method, is_method=True)
-        walker.walk_body(suite_body(method.body), root=(method,))
-        self._done[name] = _summarize(name, walker, names)
-        return self._done[name]
+        walker, names = self._walk(name, method, self)
+        return _summarize(name, walker, names)
 
 
-class _LazyConstructors:
+class _LazyConstructors(_Lazy):
     """What calling a class of this file builds: the holders its `__init__` makes, on the arguments or
-    on the new object itself (an agent or policy that builds its own optimizer), computed the first
-    time a call of the class asks."""
+    on the new object itself (an agent or policy that builds its own optimizer)."""
 
     def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
+        super().__init__(new_walker)
         self._classes = classes
-        self._new_walker = new_walker
-        self._done: Dict[str, Optional[HelperSummary]] = {}
 
-    def get(self, name: str) -> Optional[HelperSummary]:
-        if name in self._done:
-            return self._done[name]
+    def _compute(self, name: str) -> Optional[HelperSummary]:
         klass = self._classes.get(name)
-        self._done[name] = None  # a class built inside its own constructor sees no summary
         methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)} if klass else {}
         init = methods.get("__init__")
         if init is None:
             return None
-        walker = self._new_walker(f"{name}.__init__", _LazySummaries(methods, self._new_walker))
-        names = walker.bind_parameters(init, is_method=True)
-        walker.walk_body(suite_body(init.body), root=(init,))
+        walker, names = self._walk(f"{name}.__init__", init, _LazySummaries(methods, self._new_walker))
         summary = _summarize(name, walker, names)
         for event in walker.scope.events:
             if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
@@ -144,7 +151,6 @@ class _LazyConstructors:
                 attribute = holder.var[5:] if holder.var and holder.var.startswith("self.") else ""
                 summary.constructed.append((holder, holder.label, models, holder.bucket_view, attribute))
         summary.constructed.sort(key=lambda entry: entry[0].site.order)
-        self._done[name] = summary
         return summary
 
 

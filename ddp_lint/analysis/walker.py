@@ -101,6 +101,7 @@ class Value:
     xla: bool = False
     copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`, or `x.to(device)` of a tensor `x`
     copy_label: str = "copy.deepcopy()"
+    copy_operation: str = ""  # cat.TENSOR_COPY for a tensor's `.to()`
     leaf: bool = False  # a tensor made to be trained on its own (`torch.zeros(1, requires_grad=True)`)
     # Placements applied to a new object before it has a name (`model = Net().to(device)`).
     pending: Tuple[PlacementEvent, ...] = ()
@@ -522,9 +523,8 @@ class ScopeWalker:
         old = self.env.get(key)
         if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
             # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
-            operation = "" if value.copy_label == "copy.deepcopy()" else cat.TENSOR_COPY
             self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
-                                      operation=operation))
+                                      operation=value.copy_operation))
         if old is not None and value.holders:
             for previous in old.holders:
                 if all(previous is not new for new in value.holders):
@@ -837,7 +837,7 @@ class ScopeWalker:
             # A tensor's `.to()` is a new tensor; bound back to its name, the optimizer keeps the old one.
             kind, label, _ = _classify_method_placement(method, placement, call, args)
             if kind is not None:
-                return Value(copy_of=handle, copy_label=label)
+                return Value(copy_of=handle, copy_label=label, copy_operation=cat.TENSOR_COPY)
             return Value(handle=handle, alts=receiver.alts)
         same = Value(handle=handle, alts=receiver.alts)
         if placement is not None and method == "float" and self._undo_cast(call):
