@@ -144,7 +144,7 @@ def check(args: argparse.Namespace) -> int:
     paths = args.paths or ["."]
     settings, root = _settings(args, paths)
     mode = DIFF if args.diff else FIX if args.fix else CHECK
-    result = RunResult()
+    result = RunResult(mode=mode, unsafe_fixes=args.unsafe_fixes)
     files, missing = discover(paths, settings.exclude)
     result.errors.extend(missing)
     reports = _run(files, settings, mode, args, root)

@@ -43,7 +43,7 @@ def test_fix_rewrites_and_reports_what_landed(cwd, capsys):
     (cwd / "s.py").write_text(SEED)
     code, out, _ = run(capsys, "--no-cache", "--fix", "s.py")
     assert (cwd / "s.py").read_text() == FIXED
-    assert code == 0 and "(1 fixed)" in out
+    assert code == 0 and "(1 fixed, 0 remaining)" in out
     assert run(capsys, "--no-cache", "s.py")[0] == 0
 
 
@@ -52,7 +52,7 @@ def test_fix_across_worker_processes_writes_every_file_and_counts_every_fix(cwd,
         (cwd / f"s{i}.py").write_text(SEED)
     (cwd / "clean.py").write_text(FIXED)
     code, out, _ = run(capsys, "--no-cache", "--fix", "-j", "2", ".")
-    assert code == 0 and out.strip() == "Found 0 findings in 41 files (40 fixed)."
+    assert code == 0 and out.strip() == "Found 40 findings in 41 files (40 fixed, 0 remaining)."
     assert all((cwd / f"s{i}.py").read_text() == FIXED for i in range(40))
     assert (cwd / "clean.py").read_text() == FIXED
 
@@ -67,7 +67,7 @@ def test_diff_prints_and_writes_nothing(cwd, capsys):
     code, out, _ = run(capsys, "--no-cache", "--diff", "s.py")
     assert (cwd / "s.py").read_text() == SEED
     assert code == 1 and out.startswith("--- a/s.py\n+++ b/s.py\n") and "+model.cuda()" in out
-    assert out.rstrip().endswith("(1 would be fixed).")
+    assert out.rstrip().endswith("(1 would be fixed, 0 would remain).")
 
 
 def test_stdin_fix_goes_to_stdout(cwd, capsys, monkeypatch):

@@ -44,7 +44,7 @@ def temporaries(folder):
 def test_the_seed_is_fixable(cwd, capsys):
     (cwd / "p.py").write_text(SEED)
     code, out = fix(capsys, "p.py")
-    assert code == 0 and "(1 fixed)" in out
+    assert code == 0 and "(1 fixed, 0 remaining)" in out
     assert (cwd / "p.py").read_text() == FIXED
 
 

@@ -17,7 +17,7 @@ MAX_PASSES = 8
 @dataclass
 class FixResult:
     source: str
-    applied: int  # findings of the original text that are gone from the result
+    applied: int  # fixes that landed: findings whose plan was applied, summed over the passes kept
     remaining: List[Finding] = field(default_factory=list)
     before: List[Finding] = field(default_factory=list)
 
@@ -29,38 +29,55 @@ def fixable(findings: Sequence[Finding], unsafe: bool) -> List[Finding]:
 def fix_source(
     source: Union[str, bytes], path: str = "<string>", unsafe: bool = False, settings: Optional[Settings] = None
 ) -> FixResult:
-    """Fix every fixable finding of `source`; the result parses and no longer has any finding it fixed."""
+    """Fix every fixable finding of `source`; the result parses and no longer has any finding it fixed.
+
+    `applied` counts by identity, not by text: in each pass whose text is kept, every finding whose
+    plan was applied counts, and so does every finding on the same holder statement as an applied plan
+    (one move fixes them all). A text that changed therefore always reports at least one fix, and a
+    statement repeated elsewhere in the file cannot hide one."""
     settings = settings or Settings()
     text = source if isinstance(source, str) else source.decode("utf-8")
     first = analyse_source(text, path, settings)
     before = first.findings
     current, parsed = text, first
     seen = {text}
+    applied = 0
     for _ in range(MAX_PASSES):
         todo = fixable(parsed.findings, unsafe)
         if not todo:
             break
-        new_text = apply_plans(parsed.module, _non_conflicting(todo))
+        chosen = _non_conflicting(todo)
+        new_text = apply_plans(parsed.module, chosen)
         if new_text in seen:
-            break  # no progress, or an oscillation: stop with the last good text
+            break  # no progress, or an oscillation: stop with the last good text (this pass counts nothing)
         parse(new_text)  # raises InputError if the result does not parse: never written
         seen.add(new_text)
         current = new_text
+        applied += _covered(todo, chosen)
         parsed = analyse_source(current, path, settings)
     remaining = parsed.findings
-    stuck = {_key(f) for f in fixable(remaining, unsafe)} & {_key(f) for f in fixable(before, unsafe)}
-    if stuck and current != text:
-        # A fix that leaves its own finding behind did not do what it claimed: write nothing.
-        current, remaining = text, before
-    still = {_key(f) for f in remaining}
-    applied = sum(1 for f in before if _key(f) not in still)
+    # The loop stops with a fixable finding left only when a pass made no progress (its text was seen
+    # before: a fix that leaves its own finding behind, or two that undo each other) or when the passes
+    # ran out: some fix did not do what it claimed, so nothing is written. This is decided on the
+    # findings themselves, not by matching them to the original ones by statement text: texts repeat
+    # (identical statements in other functions, one of them left unfixable, would look "stuck" or hide
+    # a stuck one), and a fix moves statements and may rename inside them, so neither text nor
+    # position identifies a finding across passes.
+    if current != text and fixable(remaining, unsafe):
+        current, remaining, applied = text, before, 0
     return FixResult(current, applied, remaining, before)
 
 
-def _key(finding: Finding) -> Tuple[str, str]:
-    node = finding.hit.node if finding.hit is not None else None
-    text = cst.Module(body=[]).code_for_node(node).strip() if node is not None else str(finding.line)
-    return finding.code, text
+def _covered(findings: Sequence[Finding], chosen: Sequence[FixPlan]) -> int:
+    """The findings of one pass that its chosen plans fix: those whose plan was chosen, and those whose
+    holder statement a chosen plan moves (`_non_conflicting` keeps one plan per holder)."""
+    plans = {id(plan) for plan in chosen}
+    holders = {id(plan.holder_statement) for plan in chosen if plan.holder_statement is not None}
+    return sum(
+        1
+        for f in findings
+        if id(f.plan) in plans or (f.plan.holder_statement is not None and id(f.plan.holder_statement) in holders)
+    )
 
 
 def _non_conflicting(findings: Sequence[Finding]) -> List[FixPlan]:

@@ -6,23 +6,50 @@ from typing import Dict, List, Tuple
 
 from ..findings import Finding
 
+# The run's mode (the same strings as `runner.CHECK`, `runner.FIX`, `runner.DIFF`).
+CHECK, FIX, DIFF = "check", "fix", "diff"
+
+
+def _fix_applicability(finding: Finding) -> str:
+    """"safe" or "unsafe" for a finding with an automatic fix, "" without one. `finding.fix` is a plain
+    dict (it crosses process boundaries and the cache), never the plan itself."""
+    fix = finding.fix
+    if not isinstance(fix, dict) or not fix.get("available"):
+        return ""
+    return fix.get("applicability") if fix.get("applicability") in ("safe", "unsafe") else ""
+
 
 @dataclass
 class RunResult:
-    findings: List[Finding] = field(default_factory=list)
+    findings: List[Finding] = field(default_factory=list)  # what is still reported (after fixing, with --fix)
     errors: List[Tuple[str, str]] = field(default_factory=list)  # (path, one-line message)
     files: int = 0
-    fixed: int = 0
+    fixed: int = 0  # fixes applied (--fix) or that would be (--diff)
     fixed_files: List[str] = field(default_factory=list)
+    mode: str = CHECK
+    unsafe_fixes: bool = False  # --unsafe-fixes was given: unsafe fixes count as applicable
+
+    def fixable(self) -> int:
+        """Reported findings that `--fix` (with this run's `--unsafe-fixes` choice) would fix."""
+        applicable = ("safe", "unsafe") if self.unsafe_fixes else ("safe",)
+        return sum(1 for f in self.findings if _fix_applicability(f) in applicable)
+
+    def hidden_unsafe_fixes(self) -> int:
+        """Reported findings with an unsafe fix that only `--unsafe-fixes` would apply."""
+        return 0 if self.unsafe_fixes else sum(1 for f in self.findings if _fix_applicability(f) == "unsafe")
 
     def summary(self) -> Dict[str, object]:
         by_code: Dict[str, int] = {}
         for finding in self.findings:
             by_code[finding.code] = by_code.get(finding.code, 0) + 1
         return {
+            "mode": self.mode,
             "files": self.files,
             "findings": len(self.findings),
             "errors": len(self.errors),
             "fixed": self.fixed,
+            "remaining": len(self.findings),
+            "fixable": self.fixable(),
+            "hidden_unsafe_fixes": self.hidden_unsafe_fixes(),
             "by_code": dict(sorted(by_code.items())),
         }

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from .model import RunResult
+from .model import DIFF, FIX, RunResult
 
 
 def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
@@ -13,7 +13,8 @@ def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
 def render(
     result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None, dry_run: bool = False
 ) -> str:
-    """`dry_run`: the fixes were only shown (`--diff`), so the summary must not say they were made."""
+    """`dry_run` (or `result.mode == DIFF`): the fixes were only shown (`--diff`), so the summary must
+    not say they were made."""
     out: List[str] = []
     for finding in result.findings:
         out.append(f"{_location(finding.path, finding.line, finding.column, finding.cell)}: {finding.code} {finding.message}")
@@ -26,15 +27,43 @@ def render(
                 out.extend(_snippet(lines, related.line, related.column))
     for path, message in result.errors:
         out.append(f"{path}: error: {message}")
-    summary = result.summary()
-    tail = f"Found {summary['findings']} finding{'s' if summary['findings'] != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
-    if result.fixed:
-        tail += f" ({result.fixed} {'would be ' if dry_run else ''}fixed)"
-    if result.errors:
-        tail += f"; {len(result.errors)} error{'s' if len(result.errors) != 1 else ''}"
-    if result.findings or result.errors or result.fixed:
-        out.append(tail + ".")
+    out.extend(summary_lines(result, dry_run or result.mode == DIFF))
     return "\n".join(out)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def summary_lines(result: RunResult, dry_run: bool = False) -> List[str]:
+    """Like ruff's: `Found 3 findings in 1 file (2 fixed, 1 remaining).` after a fix, where 3 is what
+    was fixed plus what is still reported; then the fixes the run left out:
+    `[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option).`
+    when checking, `1 hidden fix can be enabled with the `--unsafe-fixes` option.` when fixing."""
+    fixing = result.mode in (FIX, DIFF) or dry_run or result.fixed > 0
+    remaining = len(result.findings)
+    total = remaining + result.fixed if fixing else remaining
+    tail = f"Found {_plural(total, 'finding')} in {_plural(result.files, 'file')}"
+    if fixing and result.fixed:
+        if dry_run:
+            tail += f" ({result.fixed} would be fixed, {remaining} would remain)"
+        else:
+            tail += f" ({result.fixed} fixed, {remaining} remaining)"
+    if result.errors:
+        tail += f"; {_plural(len(result.errors), 'error')}"
+    lines = [tail + "."] if total or result.errors else []
+    hidden = result.hidden_unsafe_fixes()
+    hidden_text = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if fixing:
+        if hidden:
+            lines.append(hidden_text + ".")
+        return lines
+    fixable = result.fixable()
+    if fixable:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option" + (f" ({hidden_text})." if hidden else "."))
+    elif hidden:
+        lines.append(f"No fixes available ({hidden_text}).")
+    return lines
 
 
 def _snippet(lines: List[str], line: int, column: int) -> List[str]:

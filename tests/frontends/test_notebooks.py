@@ -117,7 +117,7 @@ def test_fix_rewrites_only_code_cell_sources_and_keeps_the_json_formatting(tmp_p
     shutil.copy(NOTEBOOKS / "cross_cell.ipynb", path)
     done = ddp_lint("check", "--no-cache", "--fix", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "(1 fixed)" in done.stdout
+    assert "(1 fixed, 0 remaining)" in done.stdout
     # byte for byte: outputs, metadata, ids, key order, indent, non-ASCII text and the final newline kept
     assert path.read_bytes() == (NOTEBOOKS / "cross_cell.fixed.ipynb").read_bytes()
     before = json.loads((NOTEBOOKS / "cross_cell.ipynb").read_text(encoding="utf-8"))
