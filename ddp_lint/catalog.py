@@ -54,6 +54,9 @@ class Placement:
     ddp: bool = False  # DistributedDataParallel itself (stepped-before-ddp)
     inplace_kw: Optional[str] = None  # `inplace=True` makes it harmless (prepare_qat, fuse)
     orig_params_kw: Optional[str] = None  # `use_orig_params=True` downgrades REPLACE to FSDP_ORIG
+    # The parameters become shards or flat views: an optimizer state saved for the full parameters no
+    # longer loads into an optimizer built after it (it needs the wrapper's own state-dict API).
+    shards: bool = False
 
     def kind_given(self, true_keywords: Iterable[str]) -> str:
         """The kind once the call's keywords set to True are known (the argument rules of calls)."""
@@ -250,11 +253,11 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.nn.DataParallel": Placement(WRAP, "DataParallel"),
     "torch.nn.parallel.DataParallel": Placement(WRAP, "DataParallel"),
     "torch.distributed.fsdp.FullyShardedDataParallel": Placement(
-        REPLACE, "FullyShardedDataParallel", sync_wrapper=True, orig_params_kw="use_orig_params"
+        REPLACE, "FullyShardedDataParallel", sync_wrapper=True, orig_params_kw="use_orig_params", shards=True
     ),
-    "torch.distributed.fsdp.fully_shard": Placement(REPLACE, "fully_shard"),
-    "torch.distributed._composable.fsdp.fully_shard": Placement(REPLACE, "fully_shard"),
-    "torch.distributed.tensor.parallel.parallelize_module": Placement(REPLACE, "parallelize_module"),
+    "torch.distributed.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
+    "torch.distributed._composable.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
+    "torch.distributed.tensor.parallel.parallelize_module": Placement(REPLACE, "parallelize_module", shards=True),
     "torch.compile": Placement(WRAP, "torch.compile"),
     "torch.jit.script": Placement(WRAP, "torch.jit.script"),
     "torch.nn.SyncBatchNorm.convert_sync_batchnorm": Placement(WRAP, "convert_sync_batchnorm"),
@@ -400,6 +403,8 @@ DTYPE_ALIASES: Dict[str, str] = {
     "half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
     "type(float16)": "float16", "dtype=float16": "float16", "dtype=bfloat16": "bfloat16",
 }
+
+SHARDING_OPERATIONS: FrozenSet[str] = frozenset(p.label for p in CALL_PLACEMENTS.values() if p.shards)
 
 # After these, parameters are DTensors, which `to_empty` swaps in place (semantics row 19b).
 DTENSOR_PLACEMENTS: FrozenSet[str] = frozenset({"fully_shard", "parallelize_module"})

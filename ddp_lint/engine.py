@@ -143,6 +143,9 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
             else:
                 fix = {"available": True, "applicability": "safe" if plan.safe else "unsafe", "message": plan.description,
                        "edit": edit_for(module, text, plan, ensure_positions())}
+                if not plan.safe:
+                    fix["reason"] = plan.unsafe_reason
+                    message = f"{message} (unsafe fix: {plan.unsafe_reason})"
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Finding(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,

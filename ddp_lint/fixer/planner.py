@@ -11,6 +11,7 @@ from ..analysis.blocks import suites
 from ..analysis.events import PlacementEvent
 from ..analysis.names import dotted_name
 from ..analysis.stories import HolderStory
+from . import safety
 from .statements import key_of, reads_and_binds
 
 # Statements built on the optimizer that move with it (DESIGN §2): schedulers, EMA, scalers, state loads.
@@ -29,6 +30,7 @@ class FixPlan:
     description: str
     retarget: Optional[Tuple[str, str]] = None  # (old name, new name) inside the moved holder statement
     holder_statement: Optional[cst.BaseStatement] = None
+    unsafe_reason: str = ""  # why the fix is not safe (the first reason found); empty when safe
 
 
 @dataclass
@@ -39,6 +41,10 @@ class Refusal:
 def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int]) -> object:
     holder = story.holder
     placements = [step.placement for step in story.steps]
+    if holder.copies:
+        # A holder that copies the model is built from the module, not the wrapper (a wrap does not touch
+        # the copy): it moves after the last real placement, not after the wrap, which would hand it the wrapper.
+        placements = [p for p in placements if p.kind not in cat.CANONICAL_KINDS] or placements
     if not placements:
         return Refusal("nothing to move after")
     target = max(placements, key=lambda p: p.site.order)
@@ -88,6 +94,10 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     moving_keys = set(holder_keys) | moved_binds
     # Reads of the moved statements that come before each point: a later rebinding changes what they see.
     reads_so_far = set(holder_reads)
+    exact_so_far = safety.dotted_reads([holder_statement])
+    checker = _checker(root, h_chain, line_of)
+    filters = safety.filters_requires_grad([holder_statement])
+    unsafe: List[str] = []
     for statement in between[:-1]:
         reads, binds = reads_and_binds(statement)
         if reads & moving_keys:
@@ -99,12 +109,19 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
                 )
             moved.append(statement)
             reads_so_far |= reads
+            exact_so_far |= safety.dotted_reads([statement])
             moving_keys |= binds
             continue
         refusal = _rebinding_refusal(statement, binds & reads_so_far - holder_keys, model_roots, placements,
                                      placement_statements, holder_statement, line_of)
         if refusal is not None:
             return refusal
+        found = checker.check(statement, moving_keys, reads_so_far, exact_so_far, model_roots, filters,
+                              statement in placement_statements)
+        if found is not None and found.refused:
+            return Refusal(found.reason)
+        if found is not None:
+            unsafe.append(found.reason)
     anchor_reads, anchor_binds = reads_and_binds(anchor)
     if anchor_reads & moving_keys:
         return Refusal(f"line {line_of(anchor)} reads `{sorted(anchor_reads & moving_keys)[0]}` together with the placement")
@@ -112,6 +129,11 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
                                  placement_statements | {anchor}, holder_statement, line_of)
     if refusal is not None:
         return refusal
+    found = checker.check(anchor, moving_keys, reads_so_far, exact_so_far, model_roots, filters, True)
+    if found is not None and found.refused:
+        return Refusal(found.reason)
+    if found is not None:
+        unsafe.append(found.reason)
     retarget = None
     new_name = _new_wrapper_name(target, anchor, model_roots)
     if target.kind == cat.REPLACE:
@@ -125,14 +147,60 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
             if len(model_roots) != 1 or "." in next(iter(model_roots)):
                 return Refusal("the wrapper gets a new name and the optimizer's model is not a plain name to retarget")
             retarget = (next(iter(model_roots)), new_name)
-    safe = holder.kind not in (cat.FACTORY,) and holder.var is not None and "." not in holder.var
-    safe = safe and not _calls_self_methods(between, moved)
+    unsafe.extend(_holder_reasons(story, holder_statement, moved, between, anchor, anchor_binds, placement_statements,
+                                  model_roots, holder_keys, target, retarget, line_of))
     after = line_of(anchor)
     what = "optimizer" if len(moved) == 1 else f"optimizer and {len(moved) - 1} dependent statement(s)"
     description = f"move the {what} after line {after}"
     if retarget:
         description += f", building it on `{retarget[1]}`"
-    return FixPlan(owner, tuple(moved), anchor, safe, description, retarget, holder_statement)
+    return FixPlan(owner, tuple(moved), anchor, not unsafe, description, retarget, holder_statement,
+                   unsafe[0] if unsafe else "")
+
+
+def _holder_reasons(story, holder_statement, moved, between, anchor, anchor_binds, placement_statements, model_roots,
+                    holder_keys, target, retarget, line_of) -> List[str]:
+    """Why moving this holder may change the program, apart from what lies between: what the holder
+    is, whom it calls, which state moves with it, and what the code's comments say."""
+    holder = story.holder
+    reasons: List[str] = []
+    rebinding = None
+    for statement in [s for s in between if s in placement_statements] + [anchor]:
+        bound = _rebound_to_new_object(statement, model_roots)
+        if bound:
+            rebinding = bound
+    if retarget is not None:
+        rebinding = retarget[0]
+    call = holder.site.node if isinstance(holder.site.node, cst.Call) else None
+    hook = safety.hook_receives_wrapper(call, model_roots, rebinding, line_of(anchor))
+    if hook is not None:
+        reasons.append(hook.reason)
+    elif holder.kind == cat.FACTORY:
+        reasons.append(f"the optimizer comes from `{holder.label}`, whose body ddp-lint does not follow: it may read "
+                       f"something the statements moved across change")
+    if holder.var is None:
+        reasons.append("the optimizer is not bound to a name, so ddp-lint cannot show nothing in between uses it")
+    elif "." in holder.var:
+        reasons.append(f"`{holder.var}` is an attribute: code outside this function (another method, a callback) "
+                       f"may read it before the move")
+    state = safety.sharded_state_load(moved, holder_keys, target.operation)
+    if state is not None:
+        reasons.append(state)
+    comment = safety.order_comment([holder_statement] + list(between), line_of)
+    if comment is not None:
+        reasons.append(comment.reason)
+    return reasons
+
+
+_DEFINITIONS: List[Tuple[cst.Module, safety.Definitions]] = []
+
+
+def _checker(root: cst.Module, chain, line_of) -> safety.Between:
+    """One module's definitions serve every finding planned in it."""
+    if not _DEFINITIONS or _DEFINITIONS[0][0] is not root:
+        _DEFINITIONS[:] = [(root, safety.Definitions(root))]
+    definitions = _DEFINITIONS[0][1]
+    return safety.Between(definitions, definitions.scope_of(chain), safety.imported_names(root), line_of)
 
 
 def _rebinding_refusal(statement, clash, model_roots, placements, placement_statements, holder_statement, line_of):
@@ -225,10 +293,22 @@ def _param_variables(holder_statement: cst.CSTNode, story: HolderStory) -> Optio
     return None
 
 
-def _calls_self_methods(between: Sequence[cst.CSTNode], moved: Sequence[cst.CSTNode]) -> bool:
-    for statement in between:
-        if statement in moved:
+def _rebound_to_new_object(statement: cst.CSTNode, model_roots: Set[str]) -> Optional[str]:
+    """A model name the statement points at another object (`model = DDP(model)`); a module's own
+    `.to()`/`.cuda()`/`.half()` return the module itself, so `model = model.cuda()` is not one."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        bound = reads_and_binds(statement)[1] & model_roots
+        return sorted(bound)[0] if bound else None
+    for small in statement.body:
+        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
             continue
-        if "self." in cst.Module(body=[]).code_for_node(statement) and "(" in cst.Module(body=[]).code_for_node(statement):
-            return True
-    return False
+        bound = reads_and_binds(small)[1] & model_roots
+        if not bound:
+            continue
+        value = small.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in cat.METHOD_PLACEMENTS:
+            value = value.func.value
+        if dotted_name(value) in bound:
+            continue  # the same module, placed
+        return sorted(bound)[0]
+    return None

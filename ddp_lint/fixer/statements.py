@@ -56,10 +56,23 @@ class _Collector(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.binds.add(node.name.value)
-        return False  # its body runs later, not here
+        # Its body runs later, not here; its decorators and defaults run now.
+        for decorator in node.decorators:
+            decorator.visit(self)
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None:
+                param.default.visit(self)
+        return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        """A class body runs where it is defined (its methods' bodies do not); its own names stay its own."""
         self.binds.add(node.name.value)
+        for part in (*node.decorators, *node.bases, *node.keywords):
+            part.visit(self)
+        inner = _Collector()
+        node.body.visit(inner)
+        self.reads.update(inner.reads - inner.binds)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:

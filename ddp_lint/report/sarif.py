@@ -55,7 +55,8 @@ def render(result: RunResult) -> str:
             edit = f.fix["edit"]
             entry["fixes"] = [
                 {
-                    "description": {"text": f.fix["message"]},
+                    "description": {"text": f.fix["message"] + (f" (unsafe: {f.fix['reason']})" if f.fix.get("reason") else "")},
+                    "properties": {"applicability": f.fix.get("applicability", "safe")},
                     "artifactChanges": [
                         {
                             "artifactLocation": {"uri": _uri(f.path)},

@@ -1,0 +1,372 @@
+"""What "safe" promises (DESIGN §2, README "Fix safety"): each case a user met where a fix labelled safe
+turned a working program into a broken one, and the cases that must stay safe."""
+import json
+import textwrap
+
+import pytest
+
+from ddp_lint.cli import main
+from ddp_lint.engine import lint_source
+from ddp_lint.fixer import fix_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+
+def _fix_of(source: str, code: str = None) -> dict:
+    findings = [f for f in lint_source(textwrap.dedent(source), "t.py", ALL) if code is None or f.code == code]
+    assert findings, "the case must produce a finding"
+    return findings[0].fix
+
+
+def _refused(source: str, *words: str) -> None:
+    fix = _fix_of(source)
+    assert fix["available"] is False, fix
+    for word in words:
+        assert word in fix["reason"], fix["reason"]
+    assert fix_source(textwrap.dedent(source), unsafe=True, settings=ALL).source == textwrap.dedent(source)
+
+
+def _unsafe(source: str, *words: str) -> None:
+    fix = _fix_of(source)
+    assert fix["available"] is True and fix["applicability"] == "unsafe", fix
+    for word in words:
+        assert word in fix["reason"], fix["reason"]
+    dedented = textwrap.dedent(source)
+    assert fix_source(dedented, unsafe=False, settings=ALL).source == dedented
+    assert fix_source(dedented, unsafe=True, settings=ALL).source != dedented
+
+
+def _safe(source: str) -> None:
+    fix = _fix_of(source)
+    assert fix["available"] is True and fix["applicability"] == "safe", fix
+    assert "reason" not in fix
+
+
+# ----- reads of what moves, between the two points ------------------------------------------------
+
+def test_module_function_reading_the_global_optimizer_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        def describe():
+            return type(optimizer).__name__
+        print(describe())
+        model.cuda()
+    """, "line 7 calls `describe()`", "`optimizer`")
+
+
+def test_function_reaching_the_optimizer_through_another_function_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        def name():
+            return type(optimizer).__name__
+        def describe():
+            return "optimizer: " + name()
+        describe()
+        model.cuda()
+    """, "calls `describe()`")
+
+
+def test_closure_reading_the_optimizer_refuses_the_move():
+    _refused("""
+        import torch
+        def main():
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            def report():
+                print(opt)
+            report()
+            model.double()
+    """, "calls `report()`", "`opt`")
+
+
+def test_lambda_reading_the_optimizer_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        show = lambda: print(opt)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        show()
+        model.double()
+    """, "calls `show()`")
+
+
+def test_class_body_reading_the_optimizer_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        class State:
+            optimizer = opt
+        model.double()
+    """, "`opt`")
+
+
+def test_a_function_with_its_own_local_of_that_name_does_not_block_the_fix():
+    _safe("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        def other():
+            opt = "adam"
+            return opt
+        other()
+        model.double()
+    """)
+
+
+def test_module_function_cannot_see_a_local_optimizer():
+    _safe("""
+        import torch
+        def describe():
+            return type(opt).__name__
+        def main():
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            describe()
+            model.double()
+    """)
+
+
+@pytest.mark.parametrize("line", ['print(locals()["opt"])', "g = globals()", "v = vars()", 'eval("opt")',
+                                  'exec("print(opt)")', "names = dir()"])
+def test_namespace_access_refuses_the_move(line):
+    _refused(f"""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        {line}
+        model.double()
+    """, "namespace")
+
+
+def test_method_reading_the_attribute_refuses_the_move():
+    _refused("""
+        import torch
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                self.log_state()
+                self.model.cuda()
+            def log_state(self):
+                print(self.optimizer)
+    """, "calls `self.log_state()`", "`self.optimizer`")
+
+
+def test_inherited_method_between_makes_the_fix_unsafe_at_most():
+    fix = _fix_of("""
+        import torch
+        class Trainer(Base):
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                self.log_state()
+                self.model.cuda()
+    """)
+    assert fix["available"] and fix["applicability"] == "unsafe"
+
+
+# ----- changes to what the moved statement reads -----------------------------------------------------
+
+@pytest.mark.parametrize("line", ["params.clear()", "params.append(extra)", "del params[0]", "params[0] = extra",
+                                  "params.extend([extra])", "params += [extra]"])
+def test_changing_the_parameter_list_between_refuses_the_move(line):
+    _refused(f"""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        extra = torch.nn.Parameter(torch.zeros(2))
+        params = list(model.parameters())
+        opt = torch.optim.SGD(params, lr=0.1)
+        {line}
+        model.double()
+    """, "`params`")
+
+
+def test_changing_a_group_through_an_alias_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        groups = [{"params": list(model.parameters()), "lr": 0.1}]
+        opt = torch.optim.SGD(groups, lr=0.1)
+        for group in groups:
+            group["lr"] = 0.2
+        model.double()
+    """, "`groups`")
+
+
+def test_a_function_that_clears_the_list_refuses_the_move():
+    _refused("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        params = list(model.parameters())
+        opt = torch.optim.SGD(params, lr=0.1)
+        def reset():
+            params.clear()
+        reset()
+        model.double()
+    """, "calls `reset()`", "`params`")
+
+
+def test_an_unknown_call_given_the_list_makes_the_fix_unsafe():
+    _unsafe("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        params = list(model.parameters())
+        opt = torch.optim.SGD(params, lr=0.1)
+        shuffle_groups(params)
+        model.double()
+    """, "passes `params` to `shuffle_groups()`")
+
+
+def test_writing_another_field_of_the_config_keeps_the_fix_safe():
+    # The ImageNet example: `args.batch_size = ...` between an optimizer that reads `args.lr`.
+    _safe("""
+        import torch
+        def main(args):
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum)
+            args.batch_size = int(args.batch_size / 2)
+            model.cuda(args.gpu)
+    """)
+
+
+def test_writing_the_field_the_optimizer_reads_refuses_the_move():
+    _refused("""
+        import torch
+        def main(args):
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), args.lr)
+            args.lr = args.lr * 8
+            model.cuda(args.gpu)
+    """, "`args.lr`")
+
+
+def test_freezing_between_an_optimizer_that_keeps_trainable_parameters_is_unsafe():
+    _unsafe("""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(filter(lambda p: p.requires_grad, model.parameters()), lr=0.1)
+        for p in model.parameters():
+            p.requires_grad = False
+        model.cuda()
+    """, "require grad")
+
+
+@pytest.mark.parametrize("line", ["print(model)", 'logger.info("model %s", model)', "n = len(list(model.parameters()))",
+                                  "init_weights(model)", "torch.manual_seed(0)"])
+def test_reading_or_initialising_the_model_between_keeps_the_fix_safe(line):
+    _safe(f"""
+        import torch
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        {line}
+        model.cuda()
+    """)
+
+
+# ----- what the moved statement receives, and what moves with it -------------------------------------
+
+def test_fsdp1_with_a_loaded_state_is_unsafe_with_the_reason():
+    _unsafe("""
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        model = torch.nn.Linear(2, 2)
+        ckpt = torch.load("ckpt.pt")
+        optimizer = torch.optim.Adam(model.parameters())
+        optimizer.load_state_dict(ckpt["opt"])
+        model = FSDP(model)
+    """, "unsharded", "FSDP.optim_state_dict_to_load")
+
+
+def test_fsdp1_without_a_loaded_state_stays_safe():
+    _safe("""
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        model = torch.nn.Linear(2, 2)
+        optimizer = torch.optim.Adam(model.parameters())
+        model = FSDP(model)
+    """)
+
+
+def test_overridable_hook_given_the_module_is_unsafe_with_the_reason():
+    # detectron2's DefaultTrainer: build_optimizer(cfg, model) is a hook, and expects the bare module.
+    _unsafe("""
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        class Trainer:
+            def __init__(self, cfg):
+                model = self.build_model(cfg)
+                optimizer = self.build_optimizer(cfg, model)
+                model = DDP(model)
+                self.model, self.optimizer = model, optimizer
+            def build_optimizer(self, cfg, model):
+                return torch.optim.SGD(model.parameters(), lr=0.1)
+    """, "`self.build_optimizer()` would receive the wrapper", "`model`")
+
+
+def test_comment_saying_the_order_matters_makes_the_fix_unsafe():
+    _unsafe("""
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = torch.nn.Linear(2, 2)
+        # NOTE: the optimizer must be built before wrapping (see issue 42)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model = DDP(model)
+    """, "comment", "order")
+
+
+def test_copying_holder_moves_after_the_move_not_after_the_wrap():
+    # An EMA copy built after a DDP wrap would copy the wrapper; it only needs to follow the move.
+    source = textwrap.dedent("""
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.optim.swa_utils import AveragedModel
+        model = torch.nn.Linear(2, 2)
+        swa = AveragedModel(model)
+        model.to(0)
+        model = DDP(model)
+    """)
+    fixed = fix_source(source, settings=ALL).source
+    assert fixed.index("model.to(0)") < fixed.index("swa = AveragedModel(model)") < fixed.index("model = DDP(model)")
+
+
+# ----- the reason reaches every output format ----------------------------------------------------------
+
+UNSAFE = """\
+import torch
+model = torch.nn.Linear(2, 2)
+params = list(model.parameters())
+opt = torch.optim.SGD(params, lr=0.1)
+shuffle_groups(params)
+model.double()
+"""
+REFUSED = """\
+import torch
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+print(locals()["opt"])
+model.double()
+"""
+
+
+@pytest.mark.parametrize("source, words", [(UNSAFE, "unsafe fix: line 5 passes `params`"),
+                                           (REFUSED, "no automatic fix: line 4 reads the namespace")])
+def test_reason_in_text_json_and_sarif(tmp_path, capsys, source, words):
+    path = tmp_path / "t.py"
+    path.write_text(source)
+    main(["--no-cache", "-j", "1", str(path)])
+    assert words in capsys.readouterr().out
+    main(["--no-cache", "-j", "1", "--output-format", "json", str(path)])
+    finding = json.loads(capsys.readouterr().out)["findings"][0]
+    assert words.split(": ", 1)[1] in finding["fix"]["reason"]
+    main(["--no-cache", "-j", "1", "--output-format", "sarif", str(path)])
+    result = json.loads(capsys.readouterr().out)["runs"][0]["results"][0]
+    assert words.split(": ", 1)[1] in result["message"]["text"]
+    if "unsafe" in words:
+        assert words.split(": ", 1)[1] in result["fixes"][0]["description"]["text"]
+        assert result["fixes"][0]["properties"]["applicability"] == "unsafe"
