@@ -1,12 +1,23 @@
 """Differential execution: generated programs that really train run before and after `--fix`.
 
-The fixed program must raise no error the original did not raise, and wherever the original trained
-correctly (no error, the optimizer holds the model's live parameters, state matches them) it must end
-with bit-identical parameters. DDP runs at world size 1 over gloo in this process.
+What "safe" promises (README, "Fix safety"), checked by running: a program fixed with the safe fixes
+alone raises no error the original did not raise, and wherever the original trained correctly (no
+error, the optimizer holds the model's live parameters, state matches them) it ends with
+bit-identical parameters. With `--unsafe-fixes` too, any new error must come from a fix labelled
+unsafe. Between the optimizer and its placement the generator puts what broke fixes once labelled
+safe: calls of functions and closures that read the optimizer, list mutations, `locals()`/`globals()`,
+reads of the optimizer, and checkpoint loads before an FSDP1 wrap. DDP and FSDP run at world size 1
+over gloo in this process.
+
+`DDP_LINT_DIFF_EXAMPLES=10000 pytest tests/test_fix_differential.py -s` is the soak mode (outside CI).
 """
 import copy
 import os
 import socket
+import difflib
+import textwrap
+import traceback
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,12 +30,32 @@ from ddp_lint.fixer import fix_source  # noqa: E402
 from ddp_lint.settings import Selection, Settings  # noqa: E402
 
 ALL = Settings(Selection(select=("ALL",)))
-OPTIMIZERS = ["torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)", "torch.optim.Adam(model.parameters(), lr=0.01)",
-              "torch.optim.Adagrad(model.parameters(), lr=0.05)", "torch.optim.AdamW(model.parameters(), lr=0.01)"]
+EXAMPLES = int(os.environ.get("DDP_LINT_DIFF_EXAMPLES", "200"))
+OPTIMIZERS = ["torch.optim.SGD({p}, lr=0.05, momentum=0.9)", "torch.optim.Adam({p}, lr=0.01)",
+              "torch.optim.Adagrad({p}, lr=0.05)", "torch.optim.AdamW({p}, lr=0.01)"]
 PLACEMENTS = ["model.double()", "model = model.to(torch.float64)", "model.to('cpu')", "model = DDP(model)",
-              "model = copy.deepcopy(model)", "model.float()", "model.load_state_dict(model.state_dict(), assign=True)"]
+              "model = copy.deepcopy(model)", "model.float()", "model.load_state_dict(model.state_dict(), assign=True)",
+              "model = FSDP(model, device_id=torch.device('cpu'))"]
 OTHER = ["x = torch.ones(2, 4)", "unused = torch.nn.Linear(2, 2).double()", "scale = 1.0"]
-DEPENDANTS = ["scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)", "optimizer.load_state_dict(saved)"]
+# What lies between the optimizer and the placement in real code, including what once broke a safe fix.
+BETWEEN = [
+    "def describe():\n    return type(optimizer).__name__\nlabel = describe()",  # a function (or closure) reads it
+    "def count():\n    return len(params)\nn_params = count()",  # reads only what the optimizer reads
+    "def reset():\n    params.clear()\nreset()",
+    "show = lambda: repr(optimizer)\nshown = show()",
+    "params.clear()",
+    "params.reverse()",
+    "params.append(torch.nn.Parameter(torch.zeros(1)))",
+    "dropped = params.pop()",
+    "for group in [params]:\n    group.pop()",
+    "seen = len(locals()['optimizer'].param_groups)",
+    "found = globals().get('optimizer')",
+    "text = repr(optimizer)",
+    "shuffle(params)",
+    "print_count = len(list(model.parameters()))",
+]
+DEPENDANTS = ["scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)",
+              "optimizer.load_state_dict(saved)"]
 
 TRAIN = """
 for step in range(3):
@@ -39,12 +70,19 @@ for step in range(3):
 
 @st.composite
 def programs(draw):
-    lines = ["torch.manual_seed(0)", "scale = 1.0", "model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))"]
-    lines.append("optimizer = " + draw(st.sampled_from(OPTIMIZERS)))
+    lines = ["torch.manual_seed(0)", "scale = 1.0",
+             "model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))",
+             "params = list(model.parameters())"]
+    source = draw(st.sampled_from(["model.parameters()", "params"]))
+    lines.append("optimizer = " + draw(st.sampled_from(OPTIMIZERS)).format(p=source))
     lines += draw(st.lists(st.sampled_from(DEPENDANTS), max_size=2, unique=True))
-    middle = draw(st.lists(st.sampled_from(PLACEMENTS + OTHER), min_size=1, max_size=3))
-    lines += middle
-    return "\n".join(lines) + "\n" + TRAIN
+    lines += draw(st.lists(st.sampled_from(PLACEMENTS + OTHER + BETWEEN), min_size=1, max_size=4))
+    body = "\n".join(lines) + "\n" + TRAIN
+    if draw(st.booleans()):
+        # Inside a function: the helpers above become closures, `locals()` is the function's.
+        body = "def main():\n" + textwrap.indent(body + "return model, optimizer\n", "    ") + \
+            "model, optimizer = main()\n"
+    return body
 
 
 def _saved_state():
@@ -57,15 +95,23 @@ def _saved_state():
 
 
 def _run(source):
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    namespace = {"torch": torch, "copy": copy, "DDP": DDP, "saved": copy.deepcopy(SAVED)}
+    import random
+
+    namespace = {"torch": torch, "copy": copy, "DDP": DDP, "FSDP": FSDP, "saved": copy.deepcopy(SAVED),
+                 "shuffle": random.Random(0).shuffle}
     try:
-        exec(compile(source, "<generated>", "exec"), namespace)
-    except Exception as exc:  # the program's own failure is the observation
-        return type(exc).__name__, None, False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(source, "<generated>", "exec"), namespace)
+    except Exception as exc:  # the program's own failure is the observation, and where it happened
+        where = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == "<generated>"]
+        line = source.splitlines()[where[-1] - 1].strip() if where else ""
+        return (type(exc).__name__, line), None, False
     model = namespace["model"]
-    module = getattr(model, "module", model)
+    module = model if isinstance(model, FSDP) else getattr(model, "module", model)
     params = [p.detach().clone() for p in module.parameters()]
     optimizer = namespace["optimizer"]
     live = {id(p) for p in module.parameters()}
@@ -96,26 +142,52 @@ def process_group():
     dist.destroy_process_group()
 
 
-COUNT = {"programs": 0, "compared": 0}
+COUNT = {"programs": 0, "safe_fixed": 0, "compared": 0, "unsafe_only": 0, "unsafe_new_error": 0}
 
 
-@settings(max_examples=int(os.environ.get("DDP_LINT_DIFF_EXAMPLES", "40")), deadline=None, derandomize=True,
+def _moved_lines(before, after):
+    """The lines of `before` that the fix moved (stripped, as errors are located)."""
+    old, new = before.splitlines(), after.splitlines()
+    moved = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            moved.update(line.strip() for line in old[i1:i2])
+    return moved
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, b))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(programs())
-def test_fixed_program_raises_nothing_new_and_trains_identically(source):
-    fixed = fix_source(source, unsafe=True, settings=ALL).source
-    error, params, correct = _run(source)
-    fixed_error, fixed_params, fixed_correct = _run(fixed)
+def test_safe_fixes_keep_behaviour_and_new_errors_come_only_from_unsafe_ones(source):
+    safe = fix_source(source, unsafe=False, settings=ALL).source
+    unsafe = fix_source(source, unsafe=True, settings=ALL).source
     COUNT["programs"] += 1
-    if fixed_error is not None:
-        assert fixed_error == error, f"fixed program raised {fixed_error}; original raised {error}\n{fixed}"
-    if error is None and correct:
-        COUNT["compared"] += 1
-        assert fixed_error is None
-        assert all(torch.equal(a, b) for a, b in zip(params, fixed_params)), fixed
+    error, params, correct = _run(source)
+    if safe != source:
+        COUNT["safe_fixed"] += 1
+        safe_error, safe_params, _ = _run(safe)
+        if safe_error is not None:
+            assert error is not None, f"a safe fix raised {safe_error}; the original ran\n{source}\n---\n{safe}"
+            if error[1] not in _moved_lines(source, safe):
+                # A moved statement that fails may now fail after another failure; anything else fails alike.
+                assert safe_error[0] == error[0], f"a safe fix raised {safe_error}; the original {error}\n{source}\n---\n{safe}"
+        if error is None and correct:
+            COUNT["compared"] += 1
+            assert _same(params, safe_params), f"a safe fix changed what the program trains\n{source}\n---\n{safe}"
+    if unsafe != safe:
+        COUNT["unsafe_only"] += 1
+        unsafe_error, _, _ = _run(unsafe)
+        if unsafe_error is not None and (error is None or unsafe_error[0] != error[0]):
+            COUNT["unsafe_new_error"] += 1  # allowed: that is what the label says
 
 
 def test_the_differential_run_really_compared_programs():
-    # Runs after the property test in file order: make sure it exercised the comparison path.
+    # Runs after the property test in file order: it must have exercised every path it claims to.
     print(COUNT)
-    assert COUNT["programs"] >= 30 and COUNT["compared"] >= 10, COUNT
+    assert COUNT["programs"] >= min(EXAMPLES, 200) * 0.9, COUNT
+    assert COUNT["safe_fixed"] >= COUNT["programs"] // 10 and COUNT["compared"] >= 10, COUNT
+    assert COUNT["unsafe_only"] >= 1, COUNT

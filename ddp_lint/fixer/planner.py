@@ -183,7 +183,7 @@ def _holder_reasons(story, holder_statement, moved, between, anchor, anchor_bind
     elif "." in holder.var:
         reasons.append(f"`{holder.var}` is an attribute: code outside this function (another method, a callback) "
                        f"may read it before the move")
-    state = safety.sharded_state_load(moved, holder_keys, target.operation)
+    state = safety.sharded_state_load(moved, holder_keys, [step.placement.operation for step in story.steps])
     if state is not None:
         reasons.append(state)
     comment = safety.order_comment([holder_statement] + list(between), line_of)

@@ -547,10 +547,11 @@ def hook_receives_wrapper(holder_call: Optional[cst.Call], models: Set[str], reb
     return None
 
 
-def sharded_state_load(moved: Iterable[cst.CSTNode], holder_keys: Set[str], operation: str) -> Optional[str]:
+def sharded_state_load(moved: Iterable[cst.CSTNode], holder_keys: Set[str], operations: Iterable[str]) -> Optional[str]:
     """A state load on the optimizer that moves after a placement that shards the parameters: a
     state saved for full parameters no longer matches them (it needs the wrapper's own API)."""
-    if operation not in cat.SHARDING_OPERATIONS:
+    operation = next((o for o in operations if o in cat.SHARDING_OPERATIONS), None)
+    if operation is None:
         return None
     for statement in moved:
         for node in _walk(statement, into_definitions=False):
