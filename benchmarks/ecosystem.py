@@ -29,18 +29,26 @@ packages' entries are replaced.
 Exit status: 0 normally, 1 when a current finding is unreviewed (verdict null or missing),
 2 on errors (a package could not be downloaded or linted, ddp_lint crashed).
 
+``--fix`` also runs ``--fix --unsafe-fixes`` on copies of the files that have findings (issue 13's
+evidence on real code): every rewritten file must compile, a second pass must change nothing, and
+every diff is printed for a hand judgement. A file that does not compile or is not idempotent
+makes the exit status 2.
+
 Usage:
     python benchmarks/ecosystem.py                      # download, lint, diff
     python benchmarks/ecosystem.py --offline            # reuse the downloads in the work dir
     python benchmarks/ecosystem.py --packages timm==0.9.16 --offline
     python benchmarks/ecosystem.py --ddp-lint-root /path/to/other/checkout --offline
     python benchmarks/ecosystem.py --offline --update   # then fill in the null verdicts by hand
+    python benchmarks/ecosystem.py --offline --fix      # and list what --fix --unsafe-fixes does to them
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -138,6 +146,41 @@ def lint(src: Path, root: Path, timeout: float) -> tuple[dict, float]:
         raise RuntimeError(f"ddp_lint printed no JSON ({exc}):\n{proc.stdout[:1000]}\n{proc.stderr[-1000:]}")
 
 
+def fix_copies(spec: str, src: Path, entries: list[dict], root: Path, work: Path, timeout: float) -> tuple[list, list]:
+    """`--fix --unsafe-fixes` on copies of the files with findings: (diffs, problems)."""
+    paths = sorted({e["path"] for e in entries})
+    if not paths:
+        return [], []
+    target = work / "fix" / spec
+    shutil.rmtree(target, ignore_errors=True)
+    for path in paths:
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / path, target / path)
+    cmd = [sys.executable, "-m", "ddp_lint", "check", "--fix", "--unsafe-fixes", "--select", "ALL", "--isolated",
+           "--no-cache", "-j", "1"]
+    problems, diffs = [], []
+    for attempt in ("first", "second"):
+        before = {p: (target / p).read_text(encoding="utf-8", errors="surrogateescape") for p in paths}
+        proc = subprocess.run(cmd + [str(target / p) for p in paths], capture_output=True, text=True, timeout=timeout,
+                              cwd=str(root), env=lint_env(root))
+        if proc.returncode not in (0, 1):
+            problems.append(f"{spec}: --fix ({attempt} pass) exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        for p in paths:
+            after = (target / p).read_text(encoding="utf-8", errors="surrogateescape")
+            if after == before[p]:
+                continue
+            if attempt == "second":
+                problems.append(f"{spec}/{p}: the second --fix pass changed the file again")
+                continue
+            try:
+                compile(after, p, "exec")
+            except SyntaxError as exc:
+                problems.append(f"{spec}/{p}: the fixed file does not compile: {exc}")
+            diffs.append("".join(difflib.unified_diff(before[p].splitlines(keepends=True), after.splitlines(keepends=True),
+                                                      f"a/{spec}/{p}", f"b/{spec}/{p}", n=1)))
+    return diffs, problems
+
+
 # --------------------------------------------------------------------------- keys
 
 def source_line(src: Path, relpath: str, line: int, cache: dict) -> str:
@@ -227,6 +270,8 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", type=Path, default=DEFAULT_BASELINE)
     ap.add_argument("--work-dir", type=Path, default=DEFAULT_WORK)
     ap.add_argument("--timeout", type=float, default=1800.0, help="per download / lint, in seconds")
+    ap.add_argument("--fix", action="store_true",
+                    help="also run --fix --unsafe-fixes on copies of the files with findings and print the diffs")
     args = ap.parse_args(argv)
 
     specs = PACKAGES
@@ -327,7 +372,24 @@ def main(argv=None) -> int:
         write_baseline(args.baseline, new)
         log(f"baseline written: {args.baseline}")
 
-    if failed:
+    fix_problems: list[str] = []
+    if args.fix:
+        log("")
+        all_diffs = []
+        for spec, entries in current.items():
+            src = fetch(spec, work, True, args.timeout)
+            diffs, problems = fix_copies(spec, src, entries, root, work, args.timeout)
+            all_diffs += diffs
+            fix_problems += problems
+        log(f"=== FIXES ({len(all_diffs)} files rewritten by --fix --unsafe-fixes)")
+        for diff in all_diffs:
+            log(diff.rstrip("\n"))
+            log("")
+        for problem in fix_problems:
+            log("  ! " + problem)
+        log(f"fixed files: {len(all_diffs)}   problems (no compile / not idempotent / crash): {len(fix_problems)}")
+
+    if failed or fix_problems:
         return 2
     return 1 if verdicts[None] else 0
 

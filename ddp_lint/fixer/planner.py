@@ -200,7 +200,7 @@ def _checker(root: cst.Module, chain, line_of) -> safety.Between:
     if not _DEFINITIONS or _DEFINITIONS[0][0] is not root:
         _DEFINITIONS[:] = [(root, safety.Definitions(root))]
     definitions = _DEFINITIONS[0][1]
-    return safety.Between(definitions, definitions.scope_of(chain), safety.imported_names(root), line_of)
+    return safety.Between(definitions, definitions.scope_of(chain), definitions.imported, line_of)
 
 
 def _rebinding_refusal(statement, clash, model_roots, placements, placement_statements, holder_statement, line_of):

@@ -70,6 +70,7 @@ class Definitions:
         self.functions: Dict[int, Dict[str, cst.CSTNode]] = {}  # scope id (def or module) -> name -> def/lambda
         self.methods: Dict[int, Dict[str, cst.FunctionDef]] = {}  # class id -> method name -> def
         self._collect(root.body, root)
+        self.imported = imported_names(root)  # modules and their names: never a container the optimizer reads
         self._reads: Dict[int, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
 
     def _collect(self, body: Iterable[cst.CSTNode], scope: cst.CSTNode) -> None:

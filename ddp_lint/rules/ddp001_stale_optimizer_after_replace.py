@@ -29,8 +29,12 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 ## Fix safety
 `--fix` moves the optimizer statement, with the scheduler, EMA and state loads that depend on it,
 to just after the replacement. Where the wrapper gets a new name (`fsdp = FSDP(model)`) the moved
-constructor is pointed at the wrapper's parameters. The fix is unsafe (applied with
-`--unsafe-fixes`) when something between the two points observes the move.
+constructor is pointed at the wrapper's parameters. Safe in the README's sense (nothing between the
+two points reads what moves or changes what it reads). Unsafe when a state load moves after a
+sharding wrapper (FSDP, `fully_shard`, `parallelize_module`: the saved state no longer matches the
+flat or sharded parameters and must be converted with the wrapper's API), when the optimizer comes
+from a function given the model that would now receive the wrapper, or when a comment says the order
+matters. Refused when the optimizer takes a parameter list built before the replacement.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

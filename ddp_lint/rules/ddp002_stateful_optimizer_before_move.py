@@ -26,8 +26,10 @@ optimizer.load_state_dict(checkpoint["optimizer"])  # state is cast to the param
 ```
 
 ## Fix safety
-`--fix` moves the optimizer, its `load_state_dict` and dependants after the move. Unsafe when
-something between reads the optimizer (the analysis then refuses and says why).
+`--fix` moves the optimizer, its `load_state_dict` and dependants after the move, so the state
+is created or loaded on the moved parameters, as the original meant. Safe in the README's sense;
+refused when something between reads the optimizer (directly, through a function, closure or
+method, or `locals()`) or changes what it is built from, with the reason.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

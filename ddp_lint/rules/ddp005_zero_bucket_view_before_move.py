@@ -23,7 +23,8 @@ opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Ad
 ```
 
 ## Fix safety
-`--fix` moves the constructor after the move, with its dependants.
+`--fix` moves the constructor after the move, with its dependants. Safe in the README's sense;
+unsafe or refused, with the reason, when something between may read it or change what it reads.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

@@ -26,7 +26,10 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 ## Fix safety
 `--fix` moves the optimizer statement (and the scheduler, EMA and state loads built on it) after
-the move. Safe when nothing between the two points reads the optimizer.
+the move. Safe when nothing between the two points reads the optimizer (directly, or through a
+function, closure, method or `locals()`: then refused) and nothing changes what its constructor
+reads (`params.clear()`, `args.lr = ...`: refused; the list handed to an unknown call: unsafe).
+An EMA copy moves after the device move, not after a later wrap, so it copies the module.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

@@ -22,7 +22,9 @@ opt = torch.optim.Adam(model.parameters())
 ```
 
 ## Fix safety
-`--fix` moves the optimizer after the wrapper; safe when nothing between reads it.
+`--fix` moves the optimizer after the wrapper. Safe when nothing between reads it or changes what
+it reads; unsafe when a state load moves with it (a state saved for the full parameters must be
+converted with `FSDP.optim_state_dict_to_load` once the parameters are shards).
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

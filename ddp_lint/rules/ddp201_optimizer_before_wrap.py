@@ -23,7 +23,11 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 ```
 
 ## Fix safety
-`--fix` moves the optimizer after the wrapper; safe when nothing between reads it.
+`--fix` moves the optimizer after the wrapper; safe when nothing between reads it. Unsafe when
+the optimizer comes from a function given the model itself (`self.build_optimizer(cfg, model)`,
+timm's `create_optimizer_v2(model)`) and the wrap rebinds that name: after the move the function
+receives the wrapper, whose parameter names start with `module.` and which lacks the model's own
+methods. Unsafe too when a comment between says the order is wanted.
 """
 from ..analysis.stories import HolderStory, Step
 from .. import catalog as cat

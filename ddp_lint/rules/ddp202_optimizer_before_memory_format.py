@@ -25,7 +25,8 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 ```
 
 ## Fix safety
-`--fix` moves the optimizer after the conversion; safe when nothing between reads it.
+`--fix` moves the optimizer after the conversion; safe when nothing between reads it or changes
+what it reads (see the README's "Fix safety").
 """
 from .. import catalog as cat
 from ..analysis.stories import HolderStory, Step
