@@ -30,6 +30,7 @@ def settings_fingerprint(settings: Settings) -> str:
         repr(sorted(catalog.holders.items())),
         repr(sorted((k, repr(v)) for k, v in catalog.call_placements.items())),
         repr(sorted(catalog.managed_qualified)),
+        repr((settings.project, settings.src)),
     ]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
@@ -84,8 +85,11 @@ class Cache:
         entry = self.entries.get(key) if key else None
         if not isinstance(entry, dict):
             return None
+        deps = entry.get("deps") or {}
+        if not isinstance(deps, dict) or any(_digest(dep) != digest for dep, digest in deps.items()):
+            return None  # a module it follows into changed: the finding may come or go
         try:
-            return FileReport(path, [_finding(d) for d in entry["findings"]], error=entry.get("error"))
+            return FileReport(path, [_finding(d) for d in entry["findings"]], error=entry.get("error"), deps=deps)
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -93,7 +97,8 @@ class Cache:
         key = self.hashes.get(report.path) or self._key(report.path)
         if key is None or (report.error and "permission" in report.error):
             return
-        self.entries[key] = {"findings": [finding_to_dict(f) for f in report.findings], "error": report.error}
+        self.entries[key] = {"findings": [finding_to_dict(f) for f in report.findings], "error": report.error,
+                             "deps": report.deps}
         self.dirty = True
 
     def flush(self) -> None:
@@ -112,6 +117,14 @@ class Cache:
             os.replace(temporary, self.path)
         except OSError:
             pass  # an unwritable cache folder only costs speed
+
+
+def _digest(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def _finding(data: dict) -> Finding:

@@ -32,21 +32,27 @@ class Parsed:
 
 
 def lint_source(
-    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True
+    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True,
+    project=None,
 ) -> List[Finding]:
-    return analyse_source(source, path, settings, prefilter).findings
+    return analyse_source(source, path, settings, prefilter, project).findings
 
 
 def analyse_source(
-    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True
+    source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True,
+    project=None,
 ) -> Parsed:
+    """`project` (a `ProjectIndex`) follows calls into the checked project's other modules."""
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
     if prefilter and not settings_could_match(text, settings):
-        return Parsed(cst.Module(body=[]), [])
+        from .prefilter import project_could_match
+
+        if project is None or not project_could_match(text, path, settings, project):
+            return Parsed(cst.Module(body=[]), [])
     with _cyclic_gc_paused():
         module = parse(text)
-        return Parsed(module, findings_for(module, text, path, settings))
+        return Parsed(module, findings_for(module, text, path, settings, project))
 
 
 @contextmanager
@@ -88,7 +94,7 @@ def _syntax_message(text: str, error: cst.ParserSyntaxError) -> str:
     return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {first}"
 
 
-def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -> List[Finding]:
+def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None) -> List[Finding]:
     from .fixer.apply import edit_for  # the fixer imports this module
     from .fixer.planner import Refusal, plan_fix
 
@@ -96,7 +102,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
     if not codes:
         return []
     overwrite = cat.OVERWRITE_FLAG in text and "True" in text
-    analysis = analyze_module(module, settings.catalog, overwrite)
+    analysis = analyze_module(module, settings.catalog, overwrite, project, path)
     positions: List[Positions] = []
 
     def ensure_positions() -> Positions:
@@ -134,6 +140,10 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
             Related(path, ensure_positions()[r.node].start.line, ensure_positions()[r.node].start.column + 1, r.role, r.message)
             for r in hit.related
         ]
+        for r in hit.related:
+            if r.elsewhere is not None:  # the statement inside another module's function that does it
+                other, line, column = r.elsewhere
+                related.append(Related(_display(other), line, column + 1, r.role, r.message))
         plan, fix, message = None, None, hit.message
         if hit.story is not None:
             plan = plan_fix(hit.story, module, line_of)
@@ -153,6 +163,18 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings) -
         )
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _display(other: str) -> str:
+    """Another module's path as the checked paths are shown: relative to the working folder when
+    inside it (the index resolves imports to absolute paths)."""
+    import os
+
+    try:
+        relative = os.path.relpath(other)
+    except ValueError:  # another drive
+        return other
+    return other if relative.startswith("..") else relative
 
 
 def _suppressed(lines: List[str], line: int, code: str) -> bool:

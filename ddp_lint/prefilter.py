@@ -26,7 +26,7 @@ import ast
 import re
 import warnings
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import catalog as cat
 
@@ -61,6 +61,17 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
     ):
         return False
     return placement_word.search(text) is not None or any(p.search(text) for p in placements)
+
+
+def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Tuple[bool, bool]:
+    """The text stage's two questions apart: (a holder or sync-wrapper token, a placement token). The
+    project index asks them of the modules a file imports, which may supply the half it lacks."""
+    placements, holder, holder_or_wrapper_word, placement_word = _text_spec(catalog, with_wraps)
+    has_holder = bool(
+        (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
+        or holder_or_wrapper_word.search(text)
+    )
+    return has_holder, placement_word.search(text) is not None or any(p.search(text) for p in placements)
 
 
 # A string literal, f-strings apart: their replacement fields are code.
@@ -306,6 +317,17 @@ def could_match(
 def settings_could_match(text: str, settings, tree: Optional[ast.AST] = None) -> bool:
     """`could_match` with a run's settings: their catalog, and wrappers only if an info rule runs."""
     return could_match(text, settings.catalog, wraps_selected(settings), tree)
+
+
+def project_could_match(text: str, path: str, settings, index) -> bool:
+    """For a file the stages above reject: whether the project modules it imports supply the holder or
+    placement half its own text lacks (a `Trainer(model, opt)` whose constructor moves the model)."""
+    with_wraps = wraps_selected(settings)
+    own_holder, own_placement = token_halves(text, settings.catalog, with_wraps)
+    if not (own_holder or own_placement):
+        return False
+    holder, placement = index.reaches(text, path, with_wraps)
+    return (own_holder or holder) and (own_placement or placement)
 
 
 def wraps_selected(settings) -> bool:

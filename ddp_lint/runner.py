@@ -5,7 +5,7 @@ import difflib
 import fnmatch
 import os
 from dataclasses import dataclass, field, replace
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from .findings import Finding
 from .settings import Settings
@@ -23,6 +23,19 @@ class FileReport:
     diff: Optional[str] = None
     output: Optional[str] = None  # the fixed text, for stdin
     from_stdin: bool = False
+    deps: Dict[str, str] = field(default_factory=dict)  # other project files the result read: path -> sha256
+
+
+def _project(path: str, settings: Settings, root: str):
+    """This process's index of the project the file belongs to (None when project analysis is off)."""
+    if not settings.project:
+        return None
+    from .project.index import index_for
+
+    roots = ((root,) if root else ()) + tuple(settings.src)
+    index = index_for(roots, settings.catalog)
+    index.begin()
+    return index
 
 
 def settings_for(path: str, settings: Settings, root: str = "") -> Settings:
@@ -52,25 +65,30 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
         if mode == CHECK:
             # The prefilter first: most files stop here, and a pool worker that only ever sees such
             # files never pays for importing LibCST (0.11 s per process).
-            from .prefilter import settings_could_match
+            from .prefilter import project_could_match, settings_could_match
 
-            if not settings_could_match(source.text, settings):
-                return FileReport(path)
+            project = _project(path, settings, root)
+            if not settings_could_match(source.text, settings) and not (
+                project is not None and project_could_match(source.text, path, settings, project)
+            ):
+                return FileReport(path, deps=project.dependencies() if project is not None else {})
             from .engine import analyse_source
 
-            return FileReport(path, analyse_source(source.text, path, settings, prefilter=False).findings)
-        return _fix(path, source, settings, mode, unsafe, raw is not None)
+            findings = analyse_source(source.text, path, settings, prefilter=False, project=project).findings
+            return FileReport(path, findings, deps=project.dependencies() if project is not None else {})
+        return _fix(path, source, settings, mode, unsafe, raw is not None, root)
     except InputError as exc:
         return FileReport(path, error=str(exc))
     except RecursionError:
         return FileReport(path, error="file too deeply nested to analyse")
 
 
-def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: bool, from_stdin: bool) -> FileReport:
+def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: bool, from_stdin: bool,
+         root: str = "") -> FileReport:
     from .fixer.apply import fix_source
     from .fixer.writer import write_atomic
 
-    result = fix_source(source.text, path, unsafe, settings)
+    result = fix_source(source.text, path, unsafe, settings, project=_project(path, settings, root))
     report = FileReport(path, result.remaining, fixed=result.applied)
     if result.source == source.text:
         report.output = source.text

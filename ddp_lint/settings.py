@@ -44,3 +44,7 @@ class Settings:
     catalog: Catalog = DEFAULT_CATALOG
     per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     exclude: Tuple[str, ...] = ()
+    # Folders imports are resolved from besides the file's own (ruff's `src`), and whether calls into
+    # the project's other modules are followed at all.
+    src: Tuple[str, ...] = ()
+    project: bool = True

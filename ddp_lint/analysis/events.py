@@ -99,6 +99,8 @@ class PlacementEvent:
     operation: str = ""  # the method or function name: `to_empty`, `float`, `fully_shard`
     # Holders that contain the model and are moved with it (`ema.to(device)` moves `EMA(model)`).
     carriers: Tuple["HolderEvent", ...] = ()
+    # Where a helper of another module does it: (path, line, 0-based column) of the statement there.
+    elsewhere: Optional[Tuple[str, int, int]] = None
 
 
 @dataclass

@@ -21,17 +21,19 @@ class ModuleAnalysis:
     scopes: List[ScopeEvents] = field(default_factory=list)
 
 
-def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False) -> ModuleAnalysis:
-    imports = ImportTable()
-    for statement in _top_level_simple_statements(module.body):
-        imports.add(statement)
+def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False, project=None,
+                   path: str = "") -> ModuleAnalysis:
+    """`project` (a `ProjectIndex`) lets calls of other modules' functions and classes use their
+    summaries; `path` is this file's, for resolving its relative imports."""
+    imports = module_imports(module)
     analysis = ModuleAnalysis()
     ids = count()
     helpers: Dict[str, HelperSummary] = {}
     classes = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.ClassDef)}
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
-        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors)
+        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
+                           project, path)
 
     constructors = _LazyConstructors(classes, new_walker)
 
@@ -78,6 +80,38 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     return analysis
 
 
+def module_imports(module: cst.Module) -> ImportTable:
+    imports = ImportTable()
+    for statement in _top_level_simple_statements(module.body):
+        imports.add(statement)
+    return imports
+
+
+class ModuleSummaries:
+    """What another module's top-level functions and classes do to their arguments, computed the
+    first time a caller in the project asks (most of a module is never called from elsewhere)."""
+
+    def __init__(self, module: cst.Module, catalog: cat.Catalog, project, path: str) -> None:
+        imports = module_imports(module)
+        ids = count()
+        definitions = list(_definitions(module.body))
+        functions = {d.name.value: d for d in definitions if isinstance(d, cst.FunctionDef)}
+        classes = {d.name.value: d for d in definitions if isinstance(d, cst.ClassDef)}
+
+        def new_walker(name: str, method_helpers) -> ScopeWalker:
+            return ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,
+                               self.constructors, project, path)
+
+        self.functions = _LazyFunctions(functions, new_walker)
+        self.constructors = _LazyConstructors(classes, new_walker)
+
+    def get(self, name: str) -> Optional[HelperSummary]:
+        """`train` (a function) or `Trainer` (a class: its constructor)."""
+        if "." in name:
+            return None
+        return self.functions.get(name) or self.constructors.get(name)
+
+
 class _Lazy:
     """Summaries computed the first time a call asks for one, each at most once; a recursive call
     sees no summary rather than looping."""
@@ -100,6 +134,23 @@ class _Lazy:
         names = walker.bind_parameters(method, is_method=True)
         walker.walk_body(suite_body(method.body), root=(method,))
         return walker, names
+
+
+class _LazyFunctions(_Lazy):
+    """Module-level function summaries for callers in other modules."""
+
+    def __init__(self, functions: Dict[str, cst.FunctionDef], new_walker) -> None:
+        super().__init__(new_walker)
+        self._functions = functions
+
+    def _compute(self, name: str) -> Optional[HelperSummary]:
+        function = self._functions.get(name)
+        if function is None:
+            return None
+        walker = self._new_walker(f"{name}()", {})
+        names = walker.bind_parameters(function, is_method=False)
+        walker.walk_body(suite_body(function.body), root=(function,))
+        return _summarize(name, walker, names)
 
 
 class _LazySummaries(_Lazy):

@@ -31,10 +31,12 @@ class ImportTable:
 
     def __init__(self) -> None:
         self._names: Dict[str, str] = {}
+        self._relative: Dict[str, str] = {}  # `from .utils import f as g`: g -> `.utils.f` (the project's, never torch's)
 
     def copy(self) -> "ImportTable":
         table = ImportTable()
         table._names = dict(self._names)
+        table._relative = dict(self._relative)
         return table
 
     def add(self, statement: cst.CSTNode) -> None:
@@ -47,9 +49,15 @@ class ImportTable:
                     root = full.split(".", 1)[0]
                     self._names[root] = root
         elif isinstance(statement, cst.ImportFrom) and not isinstance(statement.names, cst.ImportStar):
-            if statement.relative:
-                return  # a project-local module: its names are not PyTorch's
             module = _module_path(statement.module) if statement.module is not None else ""
+            if statement.relative:
+                # A project-local module: its names are not PyTorch's, but the project index can follow them.
+                dots = "." * len(statement.relative)
+                for alias in statement.names:
+                    name = _module_path(alias.name)
+                    local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+                    self._relative[local] = f"{dots}{module}.{name}" if module else f"{dots}{name}"
+                return
             for alias in statement.names:
                 name = _module_path(alias.name)
                 local = name
@@ -67,3 +75,12 @@ class ImportTable:
 
     def binds(self, name: str) -> bool:
         return name in self._names
+
+    def imported_name(self, dotted: str) -> Optional[str]:
+        """The full name a call reaches through an import (`..utils.smart_DDP`, `pkg.trainer.Trainer`),
+        relative names included; None for a name no import binds."""
+        head, _, rest = dotted.partition(".")
+        target = self._names.get(head) or self._relative.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target

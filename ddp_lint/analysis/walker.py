@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import count
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -71,6 +71,8 @@ class HelperSummary:
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
+    # Set for a summary of another module's function: where its statements are, for related locations.
+    locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
 
 
 @dataclass(frozen=True)
@@ -147,8 +149,12 @@ class ScopeWalker:
         ids: "count[int]",
         overwrite_flag: bool,
         constructors=None,
+        project=None,
+        path: str = "",
     ) -> None:
         self.scope = ScopeEvents(name)
+        self.project = project  # the project index: summaries of other modules' functions and classes
+        self.path = path
         self.imports = imports
         self.catalog = catalog
         self.helpers = helpers
@@ -906,6 +912,10 @@ class ScopeWalker:
             summary = self.method_helpers.get(dotted[5:])
         if dotted.startswith("self.") and dotted.count(".") == 1:
             self.self_calls.add(dotted[5:])
+        if summary is None and self.project is not None and not dotted.startswith("self."):
+            imported = self.imports.imported_name(dotted)
+            if imported is not None and imported not in self.catalog.call_placements and not self._qualify(dotted) in self.catalog.holders:
+                summary = self.project.lookup(imported, self.path)
         if summary is None:
             return None
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
@@ -931,9 +941,10 @@ class ScopeWalker:
             handles = actual(origin, sub)
             if handles:
                 site = self._site(call, via=via)
+                elsewhere = event.elsewhere or (summary.locate(event.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
-                                              event.argument_text, event.operation))
+                                              event.argument_text, event.operation, elsewhere=elsewhere))
         if summary.constructed:
             return self._construct(call, summary, actual)
         if summary.holder is not None:
@@ -960,8 +971,9 @@ class ScopeWalker:
             )
             if isinstance(inner, PlacementEvent):
                 site = self._site(call, via=f"{summary.name}()")
+                elsewhere = inner.elsewhere or (summary.locate(inner.site.node) if summary.locate else None)
                 for handle in handles:
-                    self._emit(dataclasses.replace(inner, site=site, handle=handle))
+                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere))
                 continue
             kind = inner.kind
             if handles:

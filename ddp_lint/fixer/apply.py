@@ -27,7 +27,8 @@ def fixable(findings: Sequence[Finding], unsafe: bool) -> List[Finding]:
 
 
 def fix_source(
-    source: Union[str, bytes], path: str = "<string>", unsafe: bool = False, settings: Optional[Settings] = None
+    source: Union[str, bytes], path: str = "<string>", unsafe: bool = False, settings: Optional[Settings] = None,
+    project=None,
 ) -> FixResult:
     """Fix every fixable finding of `source`; the result parses and no longer has any finding it fixed.
 
@@ -37,7 +38,7 @@ def fix_source(
     statement repeated elsewhere in the file cannot hide one."""
     settings = settings or Settings()
     text = source if isinstance(source, str) else source.decode("utf-8")
-    first = analyse_source(text, path, settings)
+    first = analyse_source(text, path, settings, project=project)
     before = first.findings
     current, parsed = text, first
     seen = {text}
@@ -54,7 +55,7 @@ def fix_source(
         seen.add(new_text)
         current = new_text
         applied += _covered(todo, chosen)
-        parsed = analyse_source(current, path, settings)
+        parsed = analyse_source(current, path, settings, project=project)
     remaining = parsed.findings
     # The loop stops with a fixable finding left only when a pass made no progress (its text was seen
     # before: a fix that leaves its own finding behind, or two that undo each other) or when the passes

@@ -7,7 +7,7 @@ which the test suite runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterator, List, Optional, Sequence
+from typing import Callable, ClassVar, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -23,6 +23,7 @@ class Related:
     node: cst.CSTNode
     role: str  # "placement", "state", "wrap"
     message: str
+    elsewhere: Optional[Tuple[str, int, int]] = None  # also shown where another module's function does it
 
 
 @dataclass
@@ -64,7 +65,7 @@ class HolderRule(Rule):
             if not steps:
                 continue
             related = [
-                Related(step.placement.site.node, "placement", placement_phrase(step.placement))
+                Related(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
                 for step in steps
             ]
             state = steps[0].state

@@ -1,0 +1,1 @@
+"""Project-wide analysis: imports resolved inside the checked tree, and summaries of other modules."""
