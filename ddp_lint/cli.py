@@ -141,6 +141,9 @@ def _settings(args: argparse.Namespace, paths: Iterable[str]) -> Tuple[Settings,
 
 
 def check(args: argparse.Namespace) -> int:
+    from .project.index import forget
+
+    forget()  # summaries of other modules are this run's, read from the files as they are now
     paths = args.paths or ["."]
     settings, root = _settings(args, paths)
     mode = DIFF if args.diff else FIX if args.fix else CHECK

@@ -19,8 +19,9 @@ class ConfigError(Exception):
     """Invalid configuration; the message is one line naming the file and the key."""
 
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extra-optimizer-factories", "extra-wrappers", "extra-managed-calls")
-_KNOWN = set(_LIST_KEYS) | {"per-file-ignores", "extra-placements"}
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extra-optimizer-factories", "extra-wrappers", "extra-managed-calls",
+              "src")
+_KNOWN = set(_LIST_KEYS) | {"per-file-ignores", "extra-placements", "project"}
 _PLACEMENT_KINDS = {"move": MOVE, "cast": CAST, "replace": REPLACE, "wrap": WRAP, "fsdp-orig-params": FSDP_ORIG}
 
 
@@ -80,7 +81,10 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         raise ConfigError(
             f"{where}: [tool.ddp-lint] extra-placements must map qualified names to one of {', '.join(sorted(_PLACEMENT_KINDS))}"
         )
+    if "project" in table and not isinstance(table["project"], bool):
+        raise ConfigError(f"{where}: [tool.ddp-lint] project must be true or false")
     base = base or Settings()
+    folder = os.path.dirname(os.path.abspath(where))
     selection = Selection(
         select=tuple(table.get("select", base.selection.select)),
         ignore=tuple(table.get("ignore", base.selection.ignore)),
@@ -98,4 +102,6 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         catalog=catalog,
         per_file_ignores={k: tuple(v) for k, v in per_file.items()},
         exclude=tuple(table.get("exclude", base.exclude)),
+        src=tuple(os.path.join(folder, p) for p in table["src"]) if "src" in table else base.src,
+        project=table.get("project", base.project),
     )

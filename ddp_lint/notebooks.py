@@ -57,7 +57,7 @@ class _Program:
 
 def process_notebook(
     path: str, source: SourceText, settings: Settings, mode: str = CHECK, unsafe: bool = False,
-    from_stdin: bool = False,
+    from_stdin: bool = False, project=None,
 ) -> FileReport:
     """Check or fix one notebook; bad input is reported in the FileReport, never raised."""
     try:
@@ -67,11 +67,11 @@ def process_notebook(
             return FileReport(path)  # no Python code cells: nothing to check
         if mode == CHECK:
             try:
-                findings = analyse_source(program.text, path, settings).findings
+                findings = analyse_source(program.text, path, settings, project=project).findings
             except InputError as exc:
                 raise InputError(_in_cells(str(exc), program, program.text)) from None
             return FileReport(path, _placed(findings, program, program.text))
-        return _fix(path, source, settings, mode, unsafe, from_stdin, document, program)
+        return _fix(path, source, settings, mode, unsafe, from_stdin, document, program, project)
     except InputError as exc:
         return FileReport(path, error=str(exc))
     except RecursionError:
@@ -337,12 +337,12 @@ def _in_cells(message: str, program: _Program, text: str) -> str:
 
 
 def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: bool, from_stdin: bool,
-         document: Dict[str, Any], program: _Program) -> FileReport:
+         document: Dict[str, Any], program: _Program, project=None) -> FileReport:
     from .fixer.apply import fix_source  # the fixer imports the engine: only fix runs need it
     from .fixer.writer import write_atomic
 
     try:
-        result = fix_source(program.text, path, unsafe, settings)
+        result = fix_source(program.text, path, unsafe, settings, project=project)
     except InputError as exc:
         raise InputError(_in_cells(str(exc), program, program.text)) from None
     if result.source == program.text:
@@ -350,7 +350,7 @@ def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: b
                           output=source.text)
     sources = _split_cells(result.source, program)
     if sources is None:
-        findings = analyse_source(program.text, path, settings).findings
+        findings = analyse_source(program.text, path, settings, project=project).findings
         report = FileReport(path, _placed(findings, program, program.text))
         report.error = "the fix could not be mapped back onto the notebook's cells; notebook left unchanged"
         return report

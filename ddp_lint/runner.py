@@ -26,7 +26,7 @@ class FileReport:
     deps: Dict[str, str] = field(default_factory=dict)  # other project files the result read: path -> sha256
 
 
-def _project(path: str, settings: Settings, root: str):
+def project_index(path: str, settings: Settings, root: str):
     """This process's index of the project the file belongs to (None when project analysis is off)."""
     if not settings.project:
         return None
@@ -61,13 +61,14 @@ def process(path: str, settings: Settings, mode: str = CHECK, unsafe: bool = Fal
         if path.endswith(".ipynb"):
             from .notebooks import process_notebook
 
-            return process_notebook(path, source, settings, mode, unsafe, from_stdin=raw is not None)
+            return process_notebook(path, source, settings, mode, unsafe, from_stdin=raw is not None,
+                                    project=project_index(path, settings, root))
         if mode == CHECK:
             # The prefilter first: most files stop here, and a pool worker that only ever sees such
             # files never pays for importing LibCST (0.11 s per process).
             from .prefilter import project_could_match, settings_could_match
 
-            project = _project(path, settings, root)
+            project = project_index(path, settings, root)
             if not settings_could_match(source.text, settings) and not (
                 project is not None and project_could_match(source.text, path, settings, project)
             ):
@@ -88,7 +89,7 @@ def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: b
     from .fixer.apply import fix_source
     from .fixer.writer import write_atomic
 
-    result = fix_source(source.text, path, unsafe, settings, project=_project(path, settings, root))
+    result = fix_source(source.text, path, unsafe, settings, project=project_index(path, settings, root))
     report = FileReport(path, result.remaining, fixed=result.applied)
     if result.source == source.text:
         report.output = source.text

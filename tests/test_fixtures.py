@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 ALL = Settings(Selection(select=("ALL",)))
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 
-CASES = sorted(p for p in ROOT.rglob("*.py") if not p.name.endswith(".fixed.py"))
+CASES = sorted(p for p in ROOT.rglob("*.py") if not p.name.endswith(".fixed.py") and "projects" not in p.relative_to(ROOT).parts)
 FIXED = sorted(p for p in CASES if p.with_name(p.stem + ".fixed.py").exists())
 REFUSALS = sorted((ROOT / "refusals").glob("*.py"))
 

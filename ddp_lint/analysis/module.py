@@ -104,12 +104,19 @@ class ModuleSummaries:
 
         self.functions = _LazyFunctions(functions, new_walker)
         self.constructors = _LazyConstructors(classes, new_walker)
+        self._imports, self._project, self._path = imports, project, path
 
     def get(self, name: str) -> Optional[HelperSummary]:
-        """`train` (a function) or `Trainer` (a class: its constructor)."""
-        if "." in name:
+        """`train` (a function) or `Trainer` (a class: its constructor); a name the module imports
+        from elsewhere in the project is followed there (`pkg/__init__.py` re-exporting `.parallel`)."""
+        if "." in name or not name:
             return None
-        return self.functions.get(name) or self.constructors.get(name)
+        summary = self.functions.get(name) or self.constructors.get(name)
+        if summary is None and self._project is not None:
+            imported = self._imports.imported_name(name)
+            if imported is not None:
+                summary = self._project.lookup(imported, self._path)
+        return summary
 
 
 class _Lazy:

@@ -67,7 +67,7 @@ class Plugin:
         from ..config import ConfigError
 
         try:
-            settings = _settings_for(self.filename, self._flake8_codes, self._explicit)
+            settings, root = _settings_for(self.filename, self._flake8_codes, self._explicit)
         except ConfigError as exc:
             # flake8's way to stop a run with one message (no traceback), as the CLI exits 2 on it;
             # carrying on with defaults would silently drop the team's extra factories and wrappers
@@ -76,10 +76,16 @@ class Plugin:
             raise ExecutionError(f"ddp-lint: configuration error: {exc}") from None
         if settings is None:
             return
-        from ..prefilter import settings_could_match
+        from ..prefilter import project_could_match, settings_could_match
+        from ..runner import project_index
 
         text = "".join(self.lines)
-        if not settings_could_match(text, settings, tree=self.tree):
+        # The same project index as the CLI's, built in this worker: calls into the project's other
+        # modules are followed, so flake8 and the CLI report the same findings.
+        project = project_index(self.filename, settings, root)
+        if not settings_could_match(text, settings, tree=self.tree) and not (
+            project is not None and project_could_match(text, self.filename, settings, project)
+        ):
             return
         # Only now the parser: importing LibCST adds enough objects to a flake8 worker's heap that
         # every later garbage collection of the run gets slower.
@@ -90,7 +96,7 @@ class Plugin:
             # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding
             text = _NOQA.sub(lambda m: m.group(0)[:-1] + "_", text)
         try:
-            findings = lint_source(text, self.filename, settings)
+            findings = lint_source(text, self.filename, settings, prefilter=False, project=project)
         except (InputError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
         for finding in findings:
@@ -106,8 +112,8 @@ def _settings_for(filename: str, flake8_codes: Optional[Tuple[str, ...]], explic
     base, root = _config_for_directory(os.path.dirname(os.path.abspath(path)))
     settings = _narrowed(base, flake8_codes, explicit)
     if settings is None:
-        return None
-    return settings_for(path, settings, root)
+        return None, root
+    return settings_for(path, settings, root), root
 
 
 @lru_cache(maxsize=256)

@@ -18,8 +18,6 @@ import os
 import re
 from typing import Dict, Iterable, Optional, Set, Tuple
 
-import libcst as cst
-
 from .. import catalog as cat
 from .modules import Resolver
 
@@ -67,6 +65,8 @@ class ProjectIndex:
             text = self._text(path)
             if text is None:
                 return None
+            import libcst as cst  # only here: a flake8 worker that never follows a call never loads it
+
             try:
                 module = cst.parse_module(text)
             except (cst.ParserSyntaxError, RecursionError, MemoryError):
@@ -154,10 +154,10 @@ class ProjectIndex:
 _OUTSIDE = frozenset({"torch", "typing", "os", "sys", "re", "math", "collections", "functools", "itertools"})
 
 
-def _locator(path: str, module: cst.Module):
+def _locator(path: str, module):
     positions = []
 
-    def locate(node: cst.CSTNode) -> Tuple[str, int, int]:
+    def locate(node) -> Tuple[str, int, int]:
         if not positions:
             from ..analysis.positions import Positions
 
@@ -172,6 +172,12 @@ def _locator(path: str, module: cst.Module):
 
 
 _INDEXES: Dict[Tuple[Tuple[str, ...], int], ProjectIndex] = {}
+
+
+def forget() -> None:
+    """Drop this process's indexes: a new run reads the files as they are now (worker processes of a
+    run start empty; this is for a run made inside a process that made one before)."""
+    _INDEXES.clear()
 
 
 def index_for(roots: Tuple[str, ...], catalog: cat.Catalog) -> ProjectIndex:

@@ -1,0 +1,113 @@
+"""Fixture projects (`fixtures/projects/<name>/`): several modules checked as one project, the way the
+CLI checks a tree. `# expect:` comments sit in the file where each finding is reported; checked
+alone, without the project, the same files report nothing across modules."""
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from ddp_lint.runner import process
+from ddp_lint.settings import Selection, Settings
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+ALL = Settings(Selection(select=("ALL",)))
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+PROJECTS = sorted(p for p in ROOT.iterdir() if p.is_dir())
+
+
+def expected(project: Path):
+    found = set()
+    for path in sorted(project.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = EXPECT.search(line)
+            if match:
+                found.update((str(path.relative_to(project)), number, c.strip()) for c in match.group(1).split(",") if c.strip())
+    return found
+
+
+def check(project: Path, settings: Settings):
+    found = set()
+    for path in sorted(project.rglob("*.py")):
+        report = process(str(path), settings, root=str(project))
+        assert report.error is None, report.error
+        found.update((str(path.relative_to(project)), f.line, f.code) for f in report.findings)
+    return found
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_project_findings_match_expect_comments(project):
+    assert check(project, ALL) == expected(project)
+
+
+@pytest.mark.parametrize("project", [p for p in PROJECTS if expected(p)], ids=lambda p: p.name)
+def test_the_findings_need_the_other_modules(project):
+    from dataclasses import replace
+
+    assert check(project, replace(ALL, project=False)) == set()
+
+
+def test_positives_and_hard_negatives_are_both_there():
+    assert sum(1 for p in PROJECTS if expected(p)) >= 4
+    assert sum(1 for p in PROJECTS if not expected(p)) >= 3
+
+
+def _tree(tmp_path, trainer_body):
+    (tmp_path / "trainer.py").write_text(
+        "class Trainer:\n    def __init__(self, model, optimizer, device):\n" + trainer_body
+        + "        self.optimizer = optimizer\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom trainer import Trainer\n\n\ndef main(model, device):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n"
+    )
+
+
+def _run_cli(tmp_path, capsys, *extra):
+    from ddp_lint.cli import main
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["--output-format", "json", "-j", "1", "--cache-dir", str(tmp_path / ".cache"), *extra, "."])
+    finally:
+        os.chdir(cwd)
+    import json
+
+    return code, [(os.path.normpath(f["path"]), f["line"], f["code"]) for f in json.loads(capsys.readouterr().out)["findings"]]
+
+
+def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])
+    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])  # from the cache
+    # Only the callee changes: it no longer moves the model. The caller's cached finding must go.
+    (tmp_path / "trainer.py").write_text(
+        "class Trainer:\n    def __init__(self, model, optimizer, device):\n        self.model = model\n"
+        "        self.optimizer = optimizer\n"
+    )
+    assert _run_cli(tmp_path, capsys) == (0, [])
+    # And back: the finding reappears although train.py never changed.
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    (tmp_path / "train.py").touch()
+    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])
+
+
+def test_project_false_in_the_config_checks_each_file_alone(tmp_path, capsys):
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.ddp-lint]\nproject = false\n")
+    assert _run_cli(tmp_path, capsys) == (0, [])
+
+
+def test_src_setting_resolves_imports_from_another_folder(tmp_path, capsys):
+    (tmp_path / "lib" / "helpers").mkdir(parents=True)
+    (tmp_path / "lib" / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "helpers" / "gpu.py").write_text("def to_gpu(model):\n    return model.cuda()\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text(
+        "import torch\nfrom helpers.gpu import to_gpu\n\n\ndef main(model):\n"
+        "    opt = torch.optim.Adagrad(model.parameters())\n    model = to_gpu(model)\n"
+    )
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
+    (tmp_path / "pyproject.toml").write_text('[tool.ddp-lint]\nsrc = ["lib"]\n')
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (1, [("scripts/run.py", 6, "DDP002")])
