@@ -183,6 +183,12 @@ HOLDER_TERMINALS: Dict[str, str] = {
 # parameters cannot touch the copy (timm documents that its EMA is built before DDP), though a later
 # move still leaves the copy behind.
 COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEmaV3", "AveragedModel"})
+# A copying holder given this keyword puts its copy there itself: a later move of the model does not
+# strand it (`AveragedModel(model, device=device)`, timm's `ModelEmaV2(model, device=...)`).
+COPY_DEVICE_KEYWORD = "device"
+# A helper given an optimizer that calls this on it re-binds the optimizer to the parameters it has
+# then (composer's `prepare_fsdp_module` clears and re-adds the param groups after wrapping).
+REGROUP_METHODS: FrozenSet[str] = frozenset({"add_param_group"})
 
 # Holders that also keep the model they average, as a submodule: moving the holder moves the model.
 CONTAINING_HOLDERS: FrozenSet[str] = frozenset({"ema_pytorch.EMA"})

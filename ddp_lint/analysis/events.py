@@ -84,6 +84,7 @@ class HolderEvent:
     var: Optional[str] = None
     bucket_view: bool = False
     copies: bool = False  # keeps a deep copy of the model (timm's ModelEma, AveragedModel)
+    placed_copy: bool = False  # a copy told where to live (`device=`): a later move does not strand it
     attribute: str = ""  # built by a constructor into this attribute of the new object (`optimizer`)
 
 
@@ -101,6 +102,9 @@ class PlacementEvent:
     carriers: Tuple["HolderEvent", ...] = ()
     # Where a helper of another module does it: (path, line, 0-based column) of the statement there.
     elsewhere: Optional[Tuple[str, int, int]] = None
+    # `x = copy.deepcopy(x)`: the name now means a copy. Inside a helper that is a local name: the
+    # caller's object is untouched, so a summary never passes it on.
+    rebinds_name: bool = False
 
 
 @dataclass

@@ -213,8 +213,11 @@ class _LazyConstructors(_Lazy):
 
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
-    summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls))
+    summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
+                            regroups=walker.regroups)
     for event in walker.scope.of_type(PlacementEvent):
+        if event.rebinds_name:
+            continue  # a local name now means a copy: the caller's object is as it was
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):
             summary.placements.append((origin, event.handle.sub, event))

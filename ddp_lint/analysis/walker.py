@@ -44,6 +44,8 @@ from .names import ImportTable, dotted_name
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
+# An argument named like an optimizer: a call handed one uses it rather than builds one.
+_OPTIMIZER_ARGUMENT = re.compile(r"(?:^|[._])(?:optim|optimizer|optimizers|opt)$", re.IGNORECASE)
 
 Env = Dict[str, "Binding"]
 Arm = Tuple[int, int]
@@ -71,6 +73,7 @@ class HelperSummary:
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
+    regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
 
@@ -168,6 +171,7 @@ class ScopeWalker:
         self.state_calls: List[Tuple[str, str]] = []
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
+        self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
         self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
@@ -530,7 +534,7 @@ class ScopeWalker:
         if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
             # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
             self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
-                                      operation=value.copy_operation))
+                                      operation=value.copy_operation, rebinds_name=True))
         if old is not None and value.holders:
             for previous in old.holders:
                 if all(previous is not new for new in value.holders):
@@ -667,6 +671,8 @@ class ScopeWalker:
         library_call = False
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            if method in cat.REGROUP_METHODS:
+                self.regroups = True
             root = dotted.split(".", 1)[0] if dotted else None
             library_call = root is not None and self._is_library_root(root)
             if not library_call:
@@ -932,6 +938,11 @@ class ScopeWalker:
             return ()
 
         via = f"{summary.name}()"
+        passed = tuple(holder for _, value in args for holder in value.holders)
+        if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
+            # `model, optimizer = convert_to_amp(model, optimizer)`, or a helper that re-adds the
+            # optimizer's param groups: the helper is handed the optimizer and owns the order.
+            self._emit(ManagedEvent(self._site(call), passed, via))
         if dotted.startswith("self."):
             for key, method in summary.state_calls:
                 binding = self.env.get(key)
@@ -940,7 +951,9 @@ class ScopeWalker:
         for origin, sub, event in summary.placements:
             handles = actual(origin, sub)
             if handles:
-                site = self._site(call, via=via)
+                # The helper's own branches come along: two of its placements on exclusive paths (a
+                # wrap in one arm, a cast in another) are never one after the other.
+                site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches)
                 elsewhere = event.elsewhere or (summary.locate(event.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
@@ -958,6 +971,22 @@ class ScopeWalker:
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _rebinds_passed_holder(self, call: cst.Call, passed) -> bool:
+        """Whether the statement holding `call` assigns its result to a name holding one of `passed`."""
+        statement = self._chain[-1] if self._chain else None
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        names = {holder.var for holder in passed if holder.var}
+        for small in statement.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                bound = set()
+                for target in targets:
+                    elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+                    bound.update(dotted_name(getattr(e, "value", e)) for e in elements)
+                return bool(bound & names)
+        return False
 
     def _construct(self, call: cst.Call, summary: HelperSummary, actual) -> Value:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
@@ -987,6 +1016,8 @@ class ScopeWalker:
         terminal = dotted.rsplit(".", 1)[-1]
         if self._in_test:
             return None
+        if any(self._hands_optimizer(arg) for arg, _ in args):
+            return None  # handed an optimizer (`self._mse_optimizer(batch, critic, critic_optim)`): it uses one
         if not cat.is_generic_holder_name(terminal):
             qualified = self._qualify(dotted)
             if qualified in self.catalog.holders:
@@ -997,6 +1028,18 @@ class ScopeWalker:
         if any(value.holders for _, value in args) and self.catalog.is_managed(dotted):
             return None
         return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
+
+    def _hands_optimizer(self, arg: cst.Arg) -> bool:
+        """An argument that is an optimizer object: not a config entry naming one (`cfg.optimizer`),
+        not a module (`torch.optim`), not a registry (`OPTIMIZERS`)."""
+        text = dotted_name(arg.value)
+        if text is not None and self.imports.binds(text.split(".", 1)[0]):
+            return False
+        if text is None or not _OPTIMIZER_ARGUMENT.search(text) or cat.config_entry_names_optimizer(text):
+            return False
+        if text.rsplit(".", 1)[-1].isupper():
+            return False  # a registry (`OPTIMIZERS`), not an optimizer
+        return not cat.is_config_root(text.split(".", 1)[0])
 
     def _builds_from_config(self, call: cst.Call, dotted: str) -> bool:
         """`instantiate(cfg.optimizer, ...)`, `config.init_obj("optimizer", torch.optim, params)`,
@@ -1015,6 +1058,8 @@ class ScopeWalker:
         return False
 
     def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = _EMPTY, copies: bool = False) -> Value:
+        placed_copy = copies and any(arg.keyword is not None and arg.keyword.value == cat.COPY_DEVICE_KEYWORD
+                                     for arg, _ in args)
         models = set()
         passed = set()
         for arg, value in args:
@@ -1040,6 +1085,7 @@ class ScopeWalker:
         event = HolderEvent(
             self._site(call), kind, label, frozenset(models), bucket_view=_keyword_is_true(call, "parameters_as_bucket_view"),
             copies=copies,
+            placed_copy=placed_copy,
         )
         self._emit(event)
         return Value(holders=(event,))

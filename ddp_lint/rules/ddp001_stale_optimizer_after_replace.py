@@ -44,6 +44,8 @@ from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_ph
 class StaleOptimizerAfterReplace(HolderRule):
     code = "DDP001"
     VALID = (
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nfrom torch.optim.swa_utils import AveragedModel\n"
+        "swa = AveragedModel(model)\nmodel = FSDP(model)\n",
         "from torch.distributed.fsdp import fully_shard\nimport torch\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\n",
         "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nema = copy.deepcopy(model)\n",
         "import torch\nwith torch.device('meta'):\n    model = Net()\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
@@ -57,7 +59,9 @@ class StaleOptimizerAfterReplace(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        return step.placement.kind == cat.REPLACE
+        # A deep copy (timm's ModelEma, AveragedModel) is its own model: replacing the original's
+        # parameters leaves it as good as before, and its updates read the live model each step.
+        return step.placement.kind == cat.REPLACE and not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

@@ -39,6 +39,7 @@ from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_ph
 class OptimizerBeforeMove(HolderRule):
     code = "DDP101"
     VALID = (
+        "import torch\nfrom torch.optim.swa_utils import AveragedModel\nswa = AveragedModel(model, device=device)\nmodel.to(device)\n",
         "import torch\nmodel.cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n    x = x.to(device)\n",
         "import torch\nopt = torch.optim.SGD(net_d.parameters(), lr=0.1)\nnet_g.cuda()\n",
@@ -53,6 +54,8 @@ class OptimizerBeforeMove(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
+        if story.holder.placed_copy and step.placement.kind == cat.MOVE:
+            return False  # `AveragedModel(model, device=device)` put its copy there itself
         return step.placement.kind in (cat.MOVE, cat.CAST)
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
