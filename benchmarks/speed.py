@@ -135,6 +135,8 @@ def main() -> int:
     print("ddp-lint")
     results["cold_j1"] = measure([*lint, "--no-cache", "-j", "1", corpus], args.runs, "ddp-lint cold -j 1")
     results["cold_j2"] = measure([*lint, "--no-cache", "-j", "2", corpus], args.runs, "ddp-lint cold -j 2")
+    results["cold_j1_single"] = measure([*lint, "--no-cache", "--no-project", "-j", "1", corpus], args.runs,
+                                        "ddp-lint cold -j 1, each file alone (no project index)")
     cache = Path(tempfile.mkdtemp(prefix="ddp-lint-bench-cache-"))
     subprocess.run([*map(str, lint), "--cache-dir", str(cache), str(corpus)], stdout=subprocess.DEVNULL, check=True)
     results["warm"] = measure([*lint, "--cache-dir", cache, corpus], args.runs, "ddp-lint warm (cache filled)")
@@ -190,6 +192,7 @@ def main() -> int:
         ("ddp-lint warm / ruff (warm cache)", ratio("warm", "ruff_warm"), "<= 2"),
         ("ddp-lint warm / ruff (no cache)", ratio("warm", "ruff_cold"), "(info)"),
         ("ddp-lint -j1 / -j2 (cold)", ratio("cold_j1", "cold_j2"), ">= 1.7"),
+        ("project index: cold -j1 / each file alone", ratio("cold_j1", "cold_j1_single"), "<= 1.3"),
         ("flake8 with plugin / without", ratio("flake8_plugin", "flake8_plain"), "<= 1.10"),
         ("peak MiB all files / largest file alone", results["cold_j1"]["peak_mib"] / results["cold_largest"]["peak_mib"], "~1 (streams)"),
     ]

@@ -74,6 +74,8 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--config", default=None, help="pyproject.toml to read instead of searching")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("--no-project", action="store_true",
+                        help="check each file alone, not following calls into the project's other modules")
     parser.add_argument("--stdin-filename", default=None)
     parser.add_argument("--show-source", dest="show_source", action="store_true", default=None)
     parser.add_argument("--no-show-source", dest="show_source", action="store_false")
@@ -137,7 +139,10 @@ def _settings(args: argparse.Namespace, paths: Iterable[str]) -> Tuple[Settings,
         ignore=selection.ignore + (_codes(args.ignore) or ()),
         extend_select=selection.extend_select + (_codes(args.extend_select) or ()),
     )
-    return replace(settings, selection=selection, exclude=settings.exclude + tuple(args.exclude)), root
+    settings = replace(settings, selection=selection, exclude=settings.exclude + tuple(args.exclude))
+    if args.no_project:
+        settings = replace(settings, project=False)
+    return settings, root
 
 
 def check(args: argparse.Namespace) -> int:

@@ -118,7 +118,8 @@ def code_only(text: str) -> Optional[str]:
     return None if unsure else result
 
 
-def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
+def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True,
+                     external: Optional[Dict[str, Tuple[bool, bool]]] = None) -> bool:
     """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound).
 
     The engine analyses each module-level function, each class (its methods together) and the
@@ -151,6 +152,9 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             current = todo.pop()
             holder = holder or current.holder
             placement = placement or current.placement
+            for name in current.names & external.keys() if external else ():
+                # a function or class of another project module this unit calls (see project_could_match)
+                holder, placement = holder or external[name][0], placement or external[name][1]
             if holder and placement:
                 return True
             for name in current.names & helpers.keys():
@@ -322,12 +326,26 @@ def settings_could_match(text: str, settings, tree: Optional[ast.AST] = None) ->
 def project_could_match(text: str, path: str, settings, index) -> bool:
     """For a file the stages above reject: whether the project modules it imports supply the holder or
     placement half its own text lacks (a `Trainer(model, opt)` whose constructor moves the model)."""
+    if not index.follows(path):
+        return False
     with_wraps = wraps_selected(settings)
-    own_holder, own_placement = token_halves(text, settings.catalog, with_wraps)
+    if not any(token_halves(text, settings.catalog, with_wraps)):
+        return False  # most files: neither half even in the raw text
+    code = code_only(text)  # the code stage's text: a token in a comment or docstring is no half
+    own_holder, own_placement = token_halves(text if code is None else code, settings.catalog, with_wraps)
     if not (own_holder or own_placement):
         return False
-    holder, placement = index.reaches(text, path, with_wraps)
-    return (own_holder or holder) and (own_placement or placement)
+    # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)` whose
+    # `__init__` builds it): then only calls of classes need a look.
+    external = index.called_halves(text, path, with_wraps, classes_only=not own_holder)
+    holder = any(h for h, _ in external.values())
+    placement = any(p for _, p in external.values())
+    if not (holder or placement) or not ((own_holder or holder) and (own_placement or placement)):
+        return False
+    # The tree stage with those calls counted where they are made: the holder and the placement must
+    # still meet in one unit (a function, a class, the module's own statements).
+    tree = parse_quietly(text)
+    return tree is None or tree_could_match(tree, settings.catalog, with_wraps, external)
 
 
 def wraps_selected(settings) -> bool:

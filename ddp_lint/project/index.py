@@ -23,7 +23,7 @@ from .modules import Resolver
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
 # file could reach without parsing it (the prefilter's question).
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w, \t\n\\]+)|import[ \t]+([\w., \t]+))",
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)|import[ \t]+([\w., \t]+))",
                      re.MULTILINE)
 
 
@@ -31,11 +31,12 @@ class ProjectIndex:
     def __init__(self, roots: Iterable[str] = (), catalog: cat.Catalog = cat.DEFAULT_CATALOG) -> None:
         self.resolver = Resolver(roots)
         self.catalog = catalog
-        self._modules: Dict[str, object] = {}  # path -> ModuleSummaries, or None when it cannot be read
+        self._modules: Dict[Tuple[str, str], object] = {}  # (path, name) -> summaries of that excerpt, or None
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
-        self._reach: Dict[str, Tuple[bool, bool]] = {}
+        self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
+        self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
 
     # ----- for the cache ---------------------------------------------------------------------------
     def begin(self) -> None:
@@ -59,94 +60,216 @@ class ProjectIndex:
         self.consulted.add(path)
         return self._texts[path]
 
-    def _summaries(self, path: str):
-        if path not in self._modules:
-            self._modules[path] = None  # a cycle of modules asking each other sees nothing
+    def _summaries(self, path: str, name: str):
+        """Summaries of one definition of a module, parsed with LibCST from a small program made of the
+        module's import lines, the definition and the module's own definitions it calls (found by
+        text): a whole module can be thousands of lines, of which a caller needs one function."""
+        key = (path, name)
+        if key not in self._modules:
+            self._modules[key] = None  # a cycle of definitions asking each other sees nothing
             text = self._text(path)
             if text is None:
                 return None
+            program = _excerpt(text, name)
+            if program is None:
+                return None
+            source, line_map = program
             import libcst as cst  # only here: a flake8 worker that never follows a call never loads it
 
             try:
-                module = cst.parse_module(text)
+                module = cst.parse_module(source)
             except (cst.ParserSyntaxError, RecursionError, MemoryError):
                 return None
             from ..analysis.module import ModuleSummaries
 
-            self._modules[path] = (ModuleSummaries(module, self.catalog, self, path), module)
+            self._modules[key] = (ModuleSummaries(module, self.catalog, self, path), module, line_map)
         else:
             self.consulted.add(path)
-        return self._modules[path]
+        return self._modules[key]
 
     # ----- for the walker ----------------------------------------------------------------------------
     def lookup(self, dotted: str, importer: str):
         """The summary of the function or class that `dotted` (as imported in `importer`) names."""
-        if dotted.split(".")[0] in _OUTSIDE:
+        if dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
             return None
         found = self.resolver.resolve(dotted, importer)
         if found is None:
             return None
         path, inner = found
-        entry = self._summaries(path)
+        if inner and "." not in inner and self._definition_halves(path, inner, True, 0) == (False, False):
+            # Neither a holder nor a placement token in its text: its summary could hold nothing, and
+            # parsing its module (LibCST) costs more than the rest of the file's analysis.
+            return None
+        entry = self._summaries(path, inner)
         if entry is None:
             return None
-        summaries, module = entry
+        summaries, module, line_map = entry
         summary = summaries.get(inner)
         if summary is not None and summary.locate is None:
-            summary.locate = _locator(path, module)
+            summary.locate = _locator(path, module, line_map)
         return summary
 
     # ----- for the prefilter -------------------------------------------------------------------------
+    def follows(self, path: str) -> bool:
+        """Whether this file's imports are followed at all (not inside a package the catalog describes)."""
+        return not _outside_package(path)
+
+    def called_halves(self, text: str, importer: str, with_wraps: bool,
+                      classes_only: bool = False) -> Dict[str, Tuple[bool, bool]]:
+        """For each name this text calls through a project import (a module alias for `mod.f(...)`),
+        whether what it calls could hold or place (see `reaches`); `classes_only`: only calls of
+        names spelled as classes are looked at."""
+        halves: Dict[str, Tuple[bool, bool]] = {}
+        for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
+            if classes_only and not name[:1].isupper():
+                continue
+            h, p = self._definition_halves(path, name, with_wraps, 0)
+            before = halves.get(local, (False, False))
+            halves[local] = (before[0] or h, before[1] or p)
+        return halves
+
     def reaches(self, text: str, importer: str, with_wraps: bool) -> Tuple[bool, bool]:
-        """Whether the project modules this text imports (and theirs, transitively) could hold a
-        holder or a placement: a file whose own text has only one half may get the other from them."""
+        """Whether the project functions and classes this text calls through its imports could hold a
+        holder or make a placement: a file whose own text has only one half may get the other from
+        them. Decided on text alone: the definition's own block (a `def` or `class` at the margin,
+        to the next line at the margin) must carry the token; what that definition calls in turn is
+        not followed here (the walker follows it once the file is parsed)."""
         holder = placement = False
-        for path in self._imported_paths(text, importer):
-            h, p = self._reach_of(path, with_wraps, set())
+        for path, name in self._called_definitions(text, importer):
+            h, p = self._definition_halves(path, name, with_wraps, 0)
             holder, placement = holder or h, placement or p
             if holder and placement:
                 break
         return holder, placement
 
-    def _reach_of(self, path: str, with_wraps: bool, visiting: Set[str]) -> Tuple[bool, bool]:
-        if path in self._reach:
+    def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
+        """(path, name) of the project definitions the text calls through its imports: `f(` for an
+        imported function or class, `mod.f(` through an imported module (`classes_only`: `Agent(`
+        and `mod.Agent(` only). One scan for calls through any of those names."""
+        found: Set = set()
+        if _outside_package(importer):
+            return found
+        imported = {local: dotted for local, dotted in _imported_names(text).items()
+                    if dotted.startswith(".") or dotted.split(".")[0] not in _OUTSIDE}
+        if not imported:
+            return found
+        for local, attribute in _calls_through(text, imported):
+            name = f"{imported[local]}.{attribute}" if attribute else imported[local]
+            if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
+                continue
+            key = (name, os.path.dirname(importer), os.path.basename(importer) == "__init__.py")
+            if key not in self._resolved:
+                self._resolved[key] = self.resolver.resolve(name, importer)
+            resolved = self._resolved[key]
+            if resolved is not None and resolved[1] and "." not in resolved[1]:
+                found.add((local, resolved) if by_local else resolved)
+        return found
+
+    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
+        key = (path, name, with_wraps)
+        if key in self._reach:
             self.consulted.add(path)
-            return self._reach[path]
-        if path in visiting:
-            return False, False
-        visiting.add(path)
+            return self._reach[key]
         text = self._text(path)
-        if text is None:
-            return False, False
-        from ..prefilter import token_halves
+        result = (False, False)
+        if text is not None:
+            block = _definition_block(text, name)
+            if block is not None and block.startswith("class"):
+                block = _constructor_block(block)  # calling a class runs its `__init__`, not its other methods
+            if block is not None:
+                from ..prefilter import code_only, token_halves
 
-        holder, placement = token_halves(text, self.catalog, with_wraps)
-        for inner in self._imported_paths(text, path):
-            if holder and placement:
-                break
-            h, p = self._reach_of(inner, with_wraps, visiting)
-            holder, placement = holder or h, placement or p
-        self._reach[path] = (holder, placement)
-        return holder, placement
+                code = code_only(block)  # as the prefilter's code stage: docstrings and comments do nothing
+                result = token_halves(block if code is None else code, self.catalog, with_wraps)
+            elif depth < 3:
+                # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
+                dotted = _imported_names(text).get(name)
+                resolved = self.resolver.resolve(dotted, path) if dotted else None
+                if resolved is not None and resolved[1] and "." not in resolved[1]:
+                    result = self._definition_halves(resolved[0], resolved[1], with_wraps, depth + 1)
+        self._reach[key] = result
+        return result
 
-    def _imported_paths(self, text: str, importer: str) -> Set[str]:
-        paths = set()
-        for match in _IMPORT.finditer(text):
-            module, names, plain = match.groups()
-            candidates = []
-            if plain is not None:
-                candidates = [part.split(" as ")[0].strip() for part in plain.split(",")]
-            elif module is not None:
-                for name in re.split(r"[,\s\\()]+", names or ""):
-                    if name and name != "as" and name.isidentifier():
-                        candidates.append(f"{module}.{name}" if module and not module.endswith(".") else module + name)
-            for candidate in candidates:
-                if not candidate or candidate.split(".")[0] in _OUTSIDE:
-                    continue
-                found = self.resolver.resolve(candidate, importer)
-                if found is not None:
-                    paths.add(found[0])
-        return paths
+
+def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
+    """(name, attribute or None) for each `name(` and `name.attribute(` in the text: a substring
+    search per name (they occur a few times each), where a regular expression over every call of
+    the file cost more than the rest of the check."""
+    calls: Set[Tuple[str, Optional[str]]] = set()
+    for name in names:
+        at = text.find(name)
+        while at != -1:
+            before = text[at - 1] if at else " "
+            end = at + len(name)
+            if not (before.isalnum() or before in "_.") and not (end < len(text) and (text[end].isalnum() or text[end] == "_")):
+                rest = text[end:end + 80].lstrip(" \t")
+                if rest.startswith("("):
+                    calls.add((name, None))
+                elif rest.startswith("."):
+                    match = _ATTRIBUTE_CALL.match(rest)
+                    if match:
+                        calls.add((name, match.group(1)))
+            at = text.find(name, end)
+    return calls
+
+
+_ATTRIBUTE_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
+
+
+def _outside_package(path: str) -> bool:
+    """A file of a package the catalog describes (PyTorch's own sources checked as a tree): its
+    imports lead into what the catalog already says, and are not followed."""
+    from .modules import package_root
+
+    return package_root(path)[1].split(".")[0] in _OUTSIDE
+
+
+def _imported_names(text: str) -> Dict[str, str]:
+    """Local name -> the dotted name it imports (`.utils.f`, `pkg.mod`), from the text's import lines."""
+    names: Dict[str, str] = {}
+    for match in _IMPORT.finditer(text):
+        module, listed, plain = match.groups()
+        if plain is not None:
+            for part in plain.split(","):
+                pieces = part.split()
+                if len(pieces) == 3 and pieces[1] == "as":
+                    names[pieces[2]] = pieces[0]
+                elif pieces:
+                    names[pieces[0].split(".")[0]] = pieces[0].split(".")[0]
+        elif module is not None:
+            pieces = [p for p in re.split(r"[,\s\\()]+", listed or "") if p]
+            index = 0
+            while index < len(pieces):
+                name = pieces[index]
+                local = name
+                if index + 2 < len(pieces) and pieces[index + 1] == "as":
+                    local = pieces[index + 2]
+                    index += 2
+                index += 1
+                if name.isidentifier() and name != "as":
+                    names[local] = f"{module}.{name}" if module and not module.endswith(".") else module + name
+    return names
+
+
+def _constructor_block(block: str) -> str:
+    """The `__init__` of a class's source (empty when it has none of its own)."""
+    match = re.search(r"^([ \t]+)def[ \t]+__init__\b", block, re.MULTILINE)
+    if match is None:
+        return ""
+    indent = len(match.group(1))
+    end = re.compile(r"^(?=[ \t]{0,%d}[^\s#)\]}])" % indent, re.MULTILINE)
+    following = end.search(block, match.end())
+    return block[match.start(): following.start() if following else len(block)]
+
+
+def _definition_block(text: str, name: str) -> Optional[str]:
+    """The source of `def name` or `class name` at the margin, up to the next line at the margin."""
+    match = _definition_match(text, name)
+    if match is None:
+        return None
+    end = re.compile(r"^(?=[^\s#)\]}])", re.MULTILINE)
+    following = end.search(text, match.end())
+    return text[match.start(): following.start() if following else len(text)]
 
 
 # Packages the catalog describes: their names are never looked up as project code, even when the
@@ -154,7 +277,80 @@ class ProjectIndex:
 _OUTSIDE = frozenset({"torch", "typing", "os", "sys", "re", "math", "collections", "functools", "itertools"})
 
 
-def _locator(path: str, module):
+def _excerpt(text: str, name: str):
+    """(program text, its line -> the module's line): the import lines, the definition of `name`, and
+    the module's other definitions it names, transitively; None when `name` is not defined there
+    (then it may be imported: `get` follows the import)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def line_of(offset: int) -> int:
+        import bisect
+
+        return bisect.bisect_right(starts, offset)  # 1-based
+
+    pieces = []  # (first line, text)
+    for match in _IMPORT_STATEMENT.finditer(text):
+        pieces.append((line_of(match.start()), match.group(0).rstrip("\n") + "\n"))
+    todo, seen = [name], set()
+    while todo and len(seen) < 12:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        match = _definition_match(text, current)
+        if match is None:
+            continue
+        block = _definition_block(text, current)
+        decorators = _decorators_above(text, match.start())
+        start = match.start() - len(decorators)
+        pieces.append((line_of(start), decorators + block.rstrip("\n") + "\n"))
+        for called in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*\(", block)):
+            if called not in seen:
+                todo.append(called)
+    # Without the definition, the imports alone: `get` may follow a re-export.
+    pieces.sort()
+    source, line_map = [], {}
+    for first, piece in pieces:
+        for offset, line in enumerate(piece.splitlines(keepends=True)):
+            source.append(line)
+            line_map[len(source)] = first + offset
+    return "".join(source), line_map
+
+
+_IMPORT_STATEMENT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)\n?",
+                               re.MULTILINE)
+
+
+_DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_DEFINITIONS: Dict[int, Tuple[str, Dict[str, "re.Match[str]"]]] = {}
+
+
+def _definition_match(text: str, name: str):
+    """The first top-level `def name`/`class name` of the text, from one scan of the text per text."""
+    cached = _DEFINITIONS.get(id(text))
+    if cached is None or cached[0] is not text:
+        table: Dict[str, "re.Match[str]"] = {}
+        for match in _DEFINITION.finditer(text):
+            table.setdefault(match.group(1), match)
+        if len(_DEFINITIONS) > 256:
+            _DEFINITIONS.clear()
+        cached = _DEFINITIONS[id(text)] = (text, table)
+    return cached[1].get(name)
+
+
+def _decorators_above(text: str, start: int) -> str:
+    """The decorator lines right above a definition (they run where it is defined)."""
+    lines = text[:start].splitlines(keepends=True)
+    taken = []
+    while lines and lines[-1].startswith("@"):
+        taken.insert(0, lines.pop())
+    return "".join(taken)
+
+
+def _locator(path: str, module, line_map):
     positions = []
 
     def locate(node) -> Tuple[str, int, int]:
@@ -166,7 +362,7 @@ def _locator(path: str, module):
             where = positions[0][node]
         except KeyError:
             return path, 1, 0
-        return path, where.start.line, where.start.column
+        return path, line_map.get(where.start.line, 1), where.start.column
 
     return locate
 

@@ -13,16 +13,17 @@ from functools import lru_cache
 from typing import Iterable, List, Optional, Tuple
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=None)
 def _isfile(path: str) -> bool:
     return os.path.isfile(path)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=None)
 def _isdir(path: str) -> bool:
     return os.path.isdir(path)
 
 
+@lru_cache(maxsize=None)
 def package_root(path: str) -> Tuple[str, str]:
     """(the folder above the file's top package, the file's dotted module name from there)."""
     folder, name = os.path.split(os.path.abspath(path))
