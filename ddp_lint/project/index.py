@@ -2,14 +2,17 @@
 
 A file is still analysed on its own; a call of a function or class that an import brings in from
 another module of the project (`from .utils import smart_ddp`, `from trainer import Trainer`) asks
-this index, which parses that module once per process and summarises the one function or class
-asked for, the way same-file helpers are summarised (what it does to its arguments: moves, casts,
-wraps, replaces; which holders it builds on them). Those modules are recorded with the hash of
-their bytes, so that the results cache knows a finding in `train.py` depends on `trainer.py`.
+this index, which summarises the one function or class asked for, the way same-file helpers are
+summarised (what it does to its arguments: moves, casts, wraps, replaces; which holders it builds on
+them). Only an excerpt is parsed: the module's import lines, the definition and the module's
+definitions it calls, and only when the definition's text carries a holder or placement token
+(the prefilter's discipline). Those modules are recorded with the hash of their bytes, so that the
+results cache knows a finding in `train.py` depends on `trainer.py`.
 
 What is not followed: a name that leads outside the project (the catalog speaks for torch and the
-libraries), a module that does not parse, and a cycle of calls (the inner call then has no summary,
-as a recursive same-file helper has none).
+libraries), the imports of PyTorch's own package when its sources are the checked tree, a module
+that does not parse, and a cycle of calls (the inner call then has no summary, as a recursive
+same-file helper has none).
 """
 from __future__ import annotations
 
@@ -117,8 +120,10 @@ class ProjectIndex:
     def called_halves(self, text: str, importer: str, with_wraps: bool,
                       classes_only: bool = False) -> Dict[str, Tuple[bool, bool]]:
         """For each name this text calls through a project import (a module alias for `mod.f(...)`),
-        whether what it calls could hold or place (see `reaches`); `classes_only`: only calls of
-        names spelled as classes are looked at."""
+        whether what it calls could hold or place, judged on the text of the definition's own block
+        (a `def` at the margin, or a class's `__init__`); what that calls in turn is not followed
+        here (the walker follows it once the file is parsed). `classes_only`: only calls of names
+        spelled as classes are looked at."""
         halves: Dict[str, Tuple[bool, bool]] = {}
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
@@ -127,20 +132,6 @@ class ProjectIndex:
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
         return halves
-
-    def reaches(self, text: str, importer: str, with_wraps: bool) -> Tuple[bool, bool]:
-        """Whether the project functions and classes this text calls through its imports could hold a
-        holder or make a placement: a file whose own text has only one half may get the other from
-        them. Decided on text alone: the definition's own block (a `def` or `class` at the margin,
-        to the next line at the margin) must carry the token; what that definition calls in turn is
-        not followed here (the walker follows it once the file is parsed)."""
-        holder = placement = False
-        for path, name in self._called_definitions(text, importer):
-            h, p = self._definition_halves(path, name, with_wraps, 0)
-            holder, placement = holder or h, placement or p
-            if holder and placement:
-                break
-        return holder, placement
 
     def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
         """(path, name) of the project definitions the text calls through its imports: `f(` for an

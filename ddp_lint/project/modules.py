@@ -19,11 +19,6 @@ def _isfile(path: str) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _isdir(path: str) -> bool:
-    return os.path.isdir(path)
-
-
-@lru_cache(maxsize=None)
 def package_root(path: str) -> Tuple[str, str]:
     """(the folder above the file's top package, the file's dotted module name from there)."""
     folder, name = os.path.split(os.path.abspath(path))
