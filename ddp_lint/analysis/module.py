@@ -49,7 +49,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
-        method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker)
+        method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker,
+                                        _bases(klass, classes, imports, new_walker, project, path))
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
@@ -105,12 +106,30 @@ class ModuleSummaries:
         self.functions = _LazyFunctions(functions, new_walker)
         self.constructors = _LazyConstructors(classes, new_walker)
         self._imports, self._project, self._path = imports, project, path
+        self._classes = classes
+        self._new_walker = new_walker
+        self._methods: Dict[str, "_LazySummaries"] = {}
+
+    def method(self, class_name: str, name: str) -> Optional[HelperSummary]:
+        """`Trainer.setup` as a subclass in another module calls it (`self.setup()`, `super().setup()`)."""
+        klass = self._classes.get(class_name)
+        if klass is None:
+            imported = self._imports.imported_name(class_name) if self._project is not None else None
+            return self._project.lookup(f"{imported}.{name}", self._path) if imported else None
+        if class_name not in self._methods:
+            methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)}
+            self._methods[class_name] = _LazySummaries(
+                methods, self._new_walker, _bases(klass, self._classes, self._imports, self._new_walker, self._project, self._path))
+        return self._methods[class_name].get(name)
 
     def get(self, name: str) -> Optional[HelperSummary]:
         """`train` (a function) or `Trainer` (a class: its constructor); a name the module imports
         from elsewhere in the project is followed there (`pkg/__init__.py` re-exporting `.parallel`)."""
-        if "." in name or not name:
+        if not name:
             return None
+        if "." in name:
+            class_name, _, method = name.partition(".")
+            return self.method(class_name, method) if "." not in method else None
         summary = self.functions.get(name) or self.constructors.get(name)
         if summary is None and self._project is not None:
             imported = self._imports.imported_name(name)
@@ -162,18 +181,58 @@ class _LazyFunctions(_Lazy):
 
 class _LazySummaries(_Lazy):
     """Method summaries for `self.method()` calls. Most methods are never called through `self` in
-    their own class; walking each one twice would cost as much as the rest of the analysis."""
+    their own class; walking each one twice would cost as much as the rest of the analysis. A method
+    the class does not define comes from its bases (`inherited`), in this file or the project."""
 
-    def __init__(self, methods: Dict[str, cst.FunctionDef], new_walker) -> None:
+    def __init__(self, methods: Dict[str, cst.FunctionDef], new_walker, inherited=None) -> None:
         super().__init__(new_walker)
         self._methods = methods
+        self._inherited = inherited
 
     def _compute(self, name: str) -> Optional[HelperSummary]:
         method = self._methods.get(name)
         if method is None:
-            return None
+            return self.inherited(name)
         walker, names = self._walk(name, method, self)
         return _summarize(name, walker, names)
+
+    def inherited(self, name: str) -> Optional[HelperSummary]:
+        """The method as the bases define it: what `super().name()` runs."""
+        return self._inherited(name) if self._inherited is not None else None
+
+
+def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path):
+    """Looks a method up in a class's bases, in order: a class of this file, or one an import brings
+    in from the project (`from .base import BaseStrategy`)."""
+    names = [dotted for dotted in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if dotted]
+    if not names:
+        return None
+    local: Dict[str, _LazySummaries] = {}
+
+    def inherited(name: str) -> Optional[HelperSummary]:
+        for base in names:
+            if base in classes and classes[base] is not klass:
+                if base not in local:
+                    body = suite_body(classes[base].body)
+                    methods = {d.name.value: d for d in _definitions(body) if isinstance(d, cst.FunctionDef)}
+                    local[base] = _LazySummaries(methods, new_walker,
+                                                 _bases(classes[base], classes, imports, new_walker, project, path))
+                summary = local[base].get(name)
+            elif project is not None and imports.imported_name(base):
+                summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
+            else:
+                summary = None
+            if summary is not None:
+                return summary
+        return None
+
+    return inherited
+
+
+def _dotted(node: cst.CSTNode) -> Optional[str]:
+    from .names import dotted_name
+
+    return dotted_name(node)
 
 
 class _LazyConstructors(_Lazy):
@@ -221,6 +280,12 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):
             summary.placements.append((origin, event.handle.sub, event))
+    for built in walker.scope.of_type(HolderEvent):
+        if built.var and built.var.startswith("self.") and built.site.via is None:
+            models = [(walker.origins[h.obj], h.sub) for h in built.models
+                      if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+            if models:
+                summary.self_holders.append((built.kind, built.label, models, built.bucket_view, built.var))
     for value in walker.returns:
         holder: HolderEvent = value.holder
         if holder is not None:

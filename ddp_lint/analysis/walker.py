@@ -74,6 +74,9 @@ class HelperSummary:
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
     regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
+    # A method's holders kept on the object (`self.optimizer = SGD(self.model.parameters())` in a
+    # base class's `setup()`): (kind, label, models, bucket view, `self.optimizer`).
+    self_holders: List[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
 
@@ -709,6 +712,11 @@ class ScopeWalker:
             result = self._generic_holder(call, dotted, receiver, args)
             if result is not None:
                 return result
+        elif _is_super_call(func):
+            # `super().setup(trainer)`: the base class's method runs on this object
+            result = self._helper_effect(call, f"self.{func.attr.value}", args, inherited=True)
+            if result is not None:
+                return result
         if dotted in _PASS_THROUGH and args:
             # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
             inner = args[-1][1] if dotted == "filter" else args[0][1]
@@ -908,15 +916,18 @@ class ScopeWalker:
             undone = True
         return undone
 
-    def _helper_effect(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
+    def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False) -> Optional[Value]:
         summary = None
-        if "." not in dotted:
+        if inherited:
+            lookup = getattr(self.method_helpers, "inherited", None)
+            summary = lookup(dotted[5:]) if lookup is not None else None
+        elif "." not in dotted:
             summary = self.helpers.get(dotted)
             if summary is None and self._is_free(dotted):
                 summary = self.constructors.get(dotted)
         elif dotted.startswith("self.") and dotted.count(".") == 1:
             summary = self.method_helpers.get(dotted[5:])
-        if dotted.startswith("self.") and dotted.count(".") == 1:
+        if dotted.startswith("self.") and dotted.count(".") == 1 and not inherited:
             self.self_calls.add(dotted[5:])
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
@@ -958,6 +969,14 @@ class ScopeWalker:
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                               event.argument_text, event.operation, elsewhere=elsewhere))
+        if dotted.startswith("self."):
+            for kind, label, models, bucket_view, var in summary.self_holders:
+                handles = frozenset(h for o, sub in models for h in actual(o, sub))
+                if handles:
+                    event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
+                                        bucket_view=bucket_view)
+                    self._emit(event)
+                    self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
         if summary.constructed:
             return self._construct(call, summary, actual)
         if summary.holder is not None:
@@ -1115,6 +1134,11 @@ class ScopeWalker:
     def _emit(self, event: object) -> None:
         if not self._silent:
             self.scope.events.append(event)
+
+
+def _is_super_call(func: cst.BaseExpression) -> bool:
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
 
 
 # ----- the values at a merge ------------------------------------------------------------------------

@@ -55,6 +55,9 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
         )
     # The message names the first placement; the optimizer must follow the last one, which a refusal names.
     placement = "the placement" if target is placements[0] else "the last placement it must follow"
+    if holder.site.via is not None:
+        return Refusal(f"the optimizer is built inside `{holder.site.via}`: move its construction after the "
+                       f"placement there, or the placement before that call, by hand")
     h_chain, p_chain = holder.site.chain, target.site.chain
     if not h_chain or not isinstance(h_chain[-1], cst.SimpleStatementLine):
         return Refusal("the optimizer is built inside a compound statement's header")

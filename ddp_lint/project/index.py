@@ -37,7 +37,7 @@ class ProjectIndex:
         self._modules: Dict[Tuple[str, str], object] = {}  # (path, name) -> summaries of that excerpt, or None
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
-        self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
+        self._reach: Dict[Tuple[str, str, bool, bool], Tuple[bool, bool]] = {}
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
 
@@ -99,11 +99,13 @@ class ProjectIndex:
         if found is None:
             return None
         path, inner = found
+        if inner.count(".") > 1:
+            return None
         if inner and "." not in inner and self._definition_halves(path, inner, True, 0) == (False, False):
             # Neither a holder nor a placement token in its text: its summary could hold nothing, and
             # parsing its module (LibCST) costs more than the rest of the file's analysis.
             return None
-        entry = self._summaries(path, inner)
+        entry = self._summaries(path, inner.split(".")[0])  # `Trainer.setup`: the class's excerpt
         if entry is None:
             return None
         summaries, module, line_map = entry
@@ -131,7 +133,25 @@ class ProjectIndex:
             h, p = self._definition_halves(path, name, with_wraps, 0)
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
+        for local, (path, name) in self._base_classes(text, importer):
+            # a base class's methods run through `self.m()` and `super().m()`: its whole body counts
+            h, p = self._definition_halves(path, name, with_wraps, 0, whole=True)
+            before = halves.get(local, (False, False))
+            halves[local] = (before[0] or h, before[1] or p)
         return halves
+
+    def _base_classes(self, text: str, importer: str) -> Set:
+        found: Set = set()
+        imported = _imported_names(text)
+        for bases in _CLASS_BASES.findall(text):
+            for base in re.split(r"[,\s]+", bases):
+                head = base.split(".")[0]
+                if head in imported and not (not imported[head].startswith(".") and imported[head].split(".")[0] in _OUTSIDE):
+                    dotted = imported[head] + base[len(head):]
+                    resolved = self.resolver.resolve(dotted, importer)
+                    if resolved is not None and resolved[1] and "." not in resolved[1]:
+                        found.add((head, resolved))
+        return found
 
     def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
         """(path, name) of the project definitions the text calls through its imports: `f(` for an
@@ -156,8 +176,9 @@ class ProjectIndex:
                 found.add((local, resolved) if by_local else resolved)
         return found
 
-    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
-        key = (path, name, with_wraps)
+    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int,
+                           whole: bool = False) -> Tuple[bool, bool]:
+        key = (path, name, with_wraps, whole)
         if key in self._reach:
             self.consulted.add(path)
             return self._reach[key]
@@ -165,7 +186,7 @@ class ProjectIndex:
         result = (False, False)
         if text is not None:
             block = _definition_block(text, name)
-            if block is not None and block.startswith("class"):
+            if block is not None and block.startswith("class") and not whole:
                 block = _constructor_block(block)  # calling a class runs its `__init__`, not its other methods
             if block is not None:
                 from ..prefilter import code_only, token_halves
@@ -177,9 +198,12 @@ class ProjectIndex:
                 dotted = _imported_names(text).get(name)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
-                    result = self._definition_halves(resolved[0], resolved[1], with_wraps, depth + 1)
+                    result = self._definition_halves(resolved[0], resolved[1], with_wraps, depth + 1, whole)
         self._reach[key] = result
         return result
+
+
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)", re.MULTILINE)
 
 
 def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
