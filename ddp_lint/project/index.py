@@ -37,7 +37,7 @@ class ProjectIndex:
         self._modules: Dict[Tuple[str, str], object] = {}  # (path, name) -> summaries of that excerpt, or None
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
-        self._reach: Dict[Tuple[str, str, bool, bool], Tuple[bool, bool]] = {}
+        self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
 
@@ -101,7 +101,7 @@ class ProjectIndex:
         path, inner = found
         if inner.count(".") > 1:
             return None
-        if inner and "." not in inner and self._definition_halves(path, inner, True, 0) == (False, False):
+        if inner and self._definition_halves(path, inner, True, 0) == (False, False):
             # Neither a holder nor a placement token in its text: its summary could hold nothing, and
             # parsing its module (LibCST) costs more than the rest of the file's analysis.
             return None
@@ -133,11 +133,16 @@ class ProjectIndex:
             h, p = self._definition_halves(path, name, with_wraps, 0)
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
-        for local, (path, name) in self._base_classes(text, importer):
-            # a base class's methods run through `self.m()` and `super().m()`: its whole body counts
-            h, p = self._definition_halves(path, name, with_wraps, 0, whole=True)
-            before = halves.get(local, (False, False))
-            halves[local] = (before[0] or h, before[1] or p)
+        bases = self._base_classes(text, importer)
+        if bases:
+            # A base class's methods run through `self.m()` and `super().m()`: those this file calls
+            # and does not define itself count, each by its own block.
+            inherited = (set(_SELF_CALL.findall(text)) - set(_DEFINED.findall(text))) | set(_SUPER_CALL.findall(text))
+            for local, (path, name) in bases:
+                for method in inherited:
+                    h, p = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    before = halves.get(local, (False, False))
+                    halves[local] = (before[0] or h, before[1] or p)
         return halves
 
     def _base_classes(self, text: str, importer: str) -> Set:
@@ -176,18 +181,20 @@ class ProjectIndex:
                 found.add((local, resolved) if by_local else resolved)
         return found
 
-    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int,
-                           whole: bool = False) -> Tuple[bool, bool]:
-        key = (path, name, with_wraps, whole)
+    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
+        """`name` is a function, a class (its `__init__`) or `Class.method`."""
+        key = (path, name, with_wraps)
         if key in self._reach:
             self.consulted.add(path)
             return self._reach[key]
         text = self._text(path)
         result = (False, False)
         if text is not None:
-            block = _definition_block(text, name)
-            if block is not None and block.startswith("class") and not whole:
-                block = _constructor_block(block)  # calling a class runs its `__init__`, not its other methods
+            class_name, _, method = name.partition(".")
+            block = _definition_block(text, class_name)
+            if block is not None and block.startswith("class"):
+                # calling a class runs its `__init__`, not its other methods
+                block = _method_block(block, method or "__init__")
             if block is not None:
                 from ..prefilter import code_only, token_halves
 
@@ -198,11 +205,15 @@ class ProjectIndex:
                 dotted = _imported_names(text).get(name)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
-                    result = self._definition_halves(resolved[0], resolved[1], with_wraps, depth + 1, whole)
+                    result = self._definition_halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
+                                                     with_wraps, depth + 1)
         self._reach[key] = result
         return result
 
 
+_SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+_SUPER_CALL = re.compile(r"\bsuper\(\)\.([A-Za-z_]\w*)\s*\(")
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)", re.MULTILINE)
 
 
@@ -239,8 +250,21 @@ def _outside_package(path: str) -> bool:
     return package_root(path)[1].split(".")[0] in _OUTSIDE
 
 
+_IMPORTED: Dict[int, Tuple[str, Dict[str, str]]] = {}
+
+
 def _imported_names(text: str) -> Dict[str, str]:
-    """Local name -> the dotted name it imports (`.utils.f`, `pkg.mod`), from the text's import lines."""
+    """Local name -> the dotted name it imports (`.utils.f`, `pkg.mod`), from the text's import lines
+    (read once per text: the importer's calls, its bases and re-exports all ask)."""
+    cached = _IMPORTED.get(id(text))
+    if cached is None or cached[0] is not text:
+        if len(_IMPORTED) > 1024:
+            _IMPORTED.clear()
+        cached = _IMPORTED[id(text)] = (text, _read_imports(text))
+    return cached[1]
+
+
+def _read_imports(text: str) -> Dict[str, str]:
     names: Dict[str, str] = {}
     for match in _IMPORT.finditer(text):
         module, listed, plain = match.groups()
@@ -266,19 +290,43 @@ def _imported_names(text: str) -> Dict[str, str]:
     return names
 
 
-def _constructor_block(block: str) -> str:
-    """The `__init__` of a class's source (empty when it has none of its own)."""
-    match = re.search(r"^([ \t]+)def[ \t]+__init__\b", block, re.MULTILINE)
-    if match is None:
-        return ""
-    indent = len(match.group(1))
-    end = re.compile(r"^(?=[ \t]{0,%d}[^\s#)\]}])" % indent, re.MULTILINE)
-    following = end.search(block, match.end())
-    return block[match.start(): following.start() if following else len(block)]
+_METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_METHODS: Dict[int, Tuple[str, Dict[str, Tuple[int, int]]]] = {}
+
+
+def _method_block(block: str, method: str) -> str:
+    """One method of a class's source (empty when the class does not define it itself); the class's
+    methods are found in one scan of its source, however many are asked for."""
+    cached = _METHODS.get(id(block))
+    if cached is None or cached[0] is not block:
+        spans: Dict[str, Tuple[int, int]] = {}
+        matches = list(_METHOD.finditer(block))
+        indent = min((len(m.group(1)) for m in matches), default=0)
+        own = [m for m in matches if len(m.group(1)) == indent]  # the class's methods, not nested functions
+        for current, following in zip(own, own[1:] + [None]):
+            spans.setdefault(current.group(2), (current.start(), following.start() if following else len(block)))
+        if len(_METHODS) > 256:
+            _METHODS.clear()
+        cached = _METHODS[id(block)] = (block, spans)
+    span = cached[1].get(method)
+    return block[span[0]:span[1]] if span else ""
+
+
+_BLOCKS: Dict[Tuple[int, str], Tuple[str, Optional[str]]] = {}
 
 
 def _definition_block(text: str, name: str) -> Optional[str]:
-    """The source of `def name` or `class name` at the margin, up to the next line at the margin."""
+    """The source of `def name` or `class name` at the margin, up to the next line at the margin (the
+    same string object each time it is asked: `_method_block` indexes it once)."""
+    cached = _BLOCKS.get((id(text), name))
+    if cached is None or cached[0] is not text:
+        if len(_BLOCKS) > 4096:
+            _BLOCKS.clear()
+        cached = _BLOCKS[(id(text), name)] = (text, _find_block(text, name))
+    return cached[1]
+
+
+def _find_block(text: str, name: str) -> Optional[str]:
     match = _definition_match(text, name)
     if match is None:
         return None
