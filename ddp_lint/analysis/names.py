@@ -5,7 +5,7 @@ import statements answers the only question the rules ask ("is this callee torch
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Iterator, Optional
 
 import libcst as cst
 
@@ -20,6 +20,17 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def target_elements(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The single targets of an assignment, loop or `del` target: `a, (b, *c)` gives `a`, `b`, `c`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_elements(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_elements(target.value)
+    else:
+        yield target
 
 
 def _module_path(node: cst.BaseExpression) -> str:

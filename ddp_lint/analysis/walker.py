@@ -38,7 +38,7 @@ from .events import (
     TRY_BODY,
 )
 from .blocks import suites
-from .names import ImportTable, dotted_name
+from .names import ImportTable, dotted_name, target_elements
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
@@ -1276,13 +1276,8 @@ def _collect_bound(suite: cst.BaseSuite, keys: set) -> None:
 
 def _bound_keys(target: cst.BaseExpression) -> Iterator[str]:
     """The names (and `self.x`) an assignment, loop or comprehension target binds."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_keys(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _bound_keys(target.value)
-    else:
-        dotted = dotted_name(target)
+    for element in target_elements(target):
+        dotted = dotted_name(element)
         if dotted is not None and (dotted.count(".") == 0 or (dotted.startswith("self.") and dotted.count(".") == 1)):
             yield dotted
 

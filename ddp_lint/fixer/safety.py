@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from .. import catalog as cat
-from ..analysis.names import dotted_name
+from ..analysis.names import dotted_name, target_elements
 from .statements import key_of, reads_and_binds
 
 # Calls that hand over the namespace the moved name lives in.
@@ -274,7 +274,7 @@ def _mutated(node: cst.CSTNode) -> Set[str]:
         else:
             targets = [node.target]
         for target in targets:
-            for element in _target_elements(target):
+            for element in target_elements(target):
                 if isinstance(element, (cst.Subscript, cst.Attribute)):
                     root = _changed_part(element)
                     if root:
@@ -314,16 +314,6 @@ def dotted_reads(statements: Iterable[cst.CSTNode]) -> Set[str]:
 
 def _overlaps(changed: str, reads: Set[str]) -> bool:
     return any(r == changed or r.startswith(changed + ".") or changed.startswith(r + ".") for r in reads)
-
-
-def _target_elements(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_elements(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_elements(target.value)
-    else:
-        yield target
 
 
 def _root_name(node: cst.CSTNode) -> Optional[str]:
@@ -485,7 +475,7 @@ class Between:
             if source is None:
                 continue
             for target in targets:
-                for element in _target_elements(target):
+                for element in target_elements(target):
                     if isinstance(element, cst.Name) and element.value != source:
                         self.aliases[element.value] = source
 
