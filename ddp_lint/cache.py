@@ -1,7 +1,8 @@
 """A content-hash cache of check results: JSON (never pickle: a repository could plant the file).
 
 Entries are keyed by the file's path and bytes (a size-and-mtime index avoids rereading unchanged
-files); the whole cache file is keyed by the tool version and the settings, so changing either
+files); the whole cache file is keyed by the tool version, the tool's own sources (an editable
+install or a checkout changes them without a new version) and the settings, so changing any of them
 starts a fresh cache.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ def settings_fingerprint(settings: Settings) -> str:
     catalog = settings.catalog
     parts = [
         __version__,
+        _code_stamp(),
         repr(settings.selection),
         repr(sorted(settings.per_file_ignores.items())),
         repr(sorted(catalog.holders.items())),
@@ -33,6 +35,24 @@ def settings_fingerprint(settings: Settings) -> str:
         repr((settings.project, settings.src)),
     ]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+_STAMP: list = []
+
+
+def _code_stamp() -> str:
+    """Size and modification time of every module of the tool: a stat per file, no reads."""
+    if not _STAMP:
+        package = os.path.dirname(os.path.abspath(__file__))
+        parts = []
+        for folder, dirs, files in os.walk(package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(folder, name))
+                    parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{stat.st_size}:{stat.st_mtime_ns}")
+        _STAMP.append(hashlib.sha256("\n".join(parts).encode()).hexdigest())
+    return _STAMP[0]
 
 
 class Cache:

@@ -1,6 +1,7 @@
 """The result cache: reused when nothing changed, invalidated by content, tool version and settings."""
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -72,6 +73,30 @@ def test_tool_version_change_invalidates(project, capsys, monkeypatch):
     lint(capsys)
     monkeypatch.setattr(cache_module, "__version__", "99.0")
     calls = analysed(monkeypatch)
+    lint(capsys)
+    assert calls == ["s.py"]
+
+
+def test_a_change_to_the_tools_own_sources_invalidates_without_a_new_version(project, capsys, monkeypatch):
+    """An editable install or a checkout: new analysis code under the same version number."""
+    lint(capsys)
+    calls = analysed(monkeypatch)
+    lint(capsys)
+    assert calls == []
+    package = os.path.dirname(cache_module.__file__)
+    stamp = cache_module._code_stamp()
+    monkeypatch.setattr(cache_module, "_STAMP", [])
+    real_stat = os.stat
+    catalog = os.path.join(package, "catalog.py")
+
+    def newer(path, *args, **kwargs):
+        result = real_stat(path, *args, **kwargs)
+        if os.path.abspath(str(path)) == catalog:
+            return SimpleNamespace(st_size=result.st_size, st_mtime_ns=result.st_mtime_ns + 1)
+        return result
+
+    monkeypatch.setattr(cache_module.os, "stat", newer)
+    assert cache_module._code_stamp() != stamp
     lint(capsys)
     assert calls == ["s.py"]
 

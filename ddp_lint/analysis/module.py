@@ -28,22 +28,27 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     imports = module_imports(module)
     analysis = ModuleAnalysis()
     ids = count()
-    helpers: Dict[str, HelperSummary] = {}
     classes = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.ClassDef)}
+    # A caller often comes before its helpers (`main()` at the top of the file): a helper not yet
+    # walked when a call asks for it is summarised then, by a walk of its own.
+    functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                            project, path)
 
     constructors = _LazyConstructors(classes, new_walker)
+    helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
-        walker = new_walker(f"{prefix}{function.name.value}()", {})
+        name = function.name.value
+        summarize = register and functions.get(name) is function and helpers.start(name)
+        walker = new_walker(f"{prefix}{name}()", {})
         names = walker.bind_parameters(function, is_method=False)
         walker.walk_body(suite_body(function.body), root=(function,))
         analysis.scopes.append(walker.scope)
-        if register:
-            helpers[function.name.value] = _summarize(function.name.value, walker, names)
+        if summarize:
+            helpers.finish(name, _summarize(name, walker, names))
         for nested in _definitions(suite_body(function.body)):
             analyze_definition(nested, f"{prefix}{function.name.value}.", register=False)
 
@@ -151,6 +156,17 @@ class _Lazy:
             self._done[name] = None
             self._done[name] = self._compute(name)
         return self._done[name]
+
+    def start(self, name: str) -> bool:
+        """The caller walks this definition itself and will `finish` it: whether nobody asked before
+        (a call inside the walk, a recursion, then sees no summary)."""
+        if name in self._done:
+            return False
+        self._done[name] = None
+        return True
+
+    def finish(self, name: str, summary: Optional[HelperSummary]) -> None:
+        self._done[name] = summary
 
     def _compute(self, name: str) -> Optional[HelperSummary]:
         raise NotImplementedError
