@@ -374,6 +374,35 @@ def is_generic_holder_name(terminal: str) -> bool:
     return _GENERIC_HOLDER.search(terminal) is not None
 
 
+# The callee side of project analysis: a function handed an optimizer already built together with
+# its model. A parameter receives an optimizer when its name says so (`optimizer`, `optim`,
+# `critic_optimizer`, `optimizer_g`; not `opt`, which is as often argparse's options, nor
+# `optimizer_name`/`optimizer_cfg`) or its annotation does (`Optimizer`, `torch.optim.Optimizer`,
+# `Optional[Optimizer]`; not `Type[Optimizer]`); a name annotated otherwise (`optimizer: str`) or
+# given a string default is a setting. The prefilter's tree stage asks the same functions.
+_ARRIVING_OPTIMIZER_NAME = re.compile(r"(?i)^(?:[a-z0-9]+_)*(?:optim|optimi[sz]er)s?(?:_?[a-z]|\d+)?$")
+_OPTIMIZER_ANNOTATION = re.compile(r"(?<!\w)(?:\w+\.)*Optimi[sz]er\b(?!\w)")
+_MODEL_PARAMETER_NAME = re.compile(
+    r"(?i)^(?:[a-z0-9]+_)*(?:model|net|network|module|backbone|generator|discriminator|policy)s?(?:_[a-z]|\d+)?$|^net[A-Z]\w*$"
+)
+_MODEL_ANNOTATION = re.compile(r"(?:Module|Model)\b")
+_CLASS_ANNOTATION = re.compile(r"(?i)(?:^|\[|\.)(?:type|callable)\[")
+
+
+def receives_optimizer(name: str, annotation: str = "", string_default: bool = False) -> bool:
+    if string_default or _CLASS_ANNOTATION.search(annotation):
+        return False
+    if annotation:
+        return _OPTIMIZER_ANNOTATION.search(annotation) is not None
+    return _ARRIVING_OPTIMIZER_NAME.match(name) is not None
+
+
+def receives_model(name: str, annotation: str = "") -> bool:
+    if annotation:
+        return _MODEL_ANNOTATION.search(annotation) is not None and not _CLASS_ANNOTATION.search(annotation)
+    return _MODEL_PARAMETER_NAME.match(name) is not None
+
+
 # Optimizer methods that create or load state (a later move strands it).
 STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}
 

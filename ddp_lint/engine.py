@@ -13,6 +13,7 @@ from . import catalog as cat
 from .analysis.module import analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
+from .analysis.walker import placement_signature
 from .rules import RULES
 from .rules.base import RuleHit
 from .settings import Settings
@@ -122,6 +123,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
             h for h in scope_hits
             if h.story is None or not any((id(h.story), c) in by_story for c in RULES[h.code].superseded_by)
         )
+    hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, analysis, project)]
     if not hits:
         return []
     lines = text.splitlines()
@@ -163,6 +165,27 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         )
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _round_trip_at_every_caller(hit: RuleHit, analysis, project) -> bool:
+    """The callee side stays quiet when every call of the function in the tree had already placed the
+    model there (the move here is then a no-op); a function no caller in the tree calls is an API
+    whose callers are elsewhere, and is reported."""
+    story = hit.story
+    if story is None or not story.holder.arrives:
+        return False
+    step = next((s for s in story.steps if s.placement.site.statement is hit.node), None)
+    if step is None:
+        return False
+    key = story.holder.arrives_key
+    facts = [placed for callee, placed in analysis.calls if callee == key]
+    if project is not None:
+        elsewhere = project.call_facts(key)
+        if elsewhere is None:
+            return False
+        facts.extend(placed for _, placed in elsewhere)
+    signature = placement_signature(step.placement)
+    return bool(facts) and all(signature in placed for placed in facts)
 
 
 def _display(other: str) -> str:

@@ -165,7 +165,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     return False
 
 
-_OBSERVED = frozenset({ast.Name, ast.Call, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom})
+_OBSERVED = frozenset({ast.Name, ast.Call, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.arg})
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Fields that never hold a node worth visiting: `ctx` is a Load/Store singleton under every name,
 # the others hold identifiers and constants, or `alias` nodes that `_observe` reads from their
@@ -276,6 +276,11 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
                 elif kind is ast.Constant and type(arg.value) is str and dotted is not None and "." in dotted:
                     if cat.is_config_root(dotted.split(".", 1)[0]) and cat.names_optimizer(arg.value):
                         unit.holder = True
+    elif kind is ast.arg:
+        # a parameter that receives an optimizer built by the caller: the callee side's holder (a
+        # string default, which the engine reads as a setting, still counts: looser is sound)
+        if not unit.holder and cat.receives_optimizer(node.arg, ast.unparse(node.annotation) if node.annotation else ""):
+            unit.holder = True
     elif kind is ast.Assign or kind is ast.AnnAssign:
         value = node.value
         targets = node.targets if kind is ast.Assign else (node.target,)

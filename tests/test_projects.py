@@ -1,6 +1,6 @@
 """Fixture projects (`fixtures/projects/<name>/`): several modules checked as one project, the way the
 CLI checks a tree. `# expect:` comments sit in the file where each finding is reported; checked
-alone, without the project, the same files report nothing across modules."""
+alone, without the project, the same files report only what one file shows."""
 import os
 import re
 from pathlib import Path
@@ -40,11 +40,25 @@ def test_project_findings_match_expect_comments(project):
     assert check(project, ALL) == expected(project)
 
 
-@pytest.mark.parametrize("project", [p for p in PROJECTS if expected(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize("project", [p for p in PROJECTS if p.name.startswith("callee_")], ids=lambda p: p.name)
+def test_the_callee_side_needs_no_other_module(project):
+    """`callee_*` projects: a function handed the optimizer with the model moves the model itself.
+    One file shows it, so a check without the project finds it too."""
+    from dataclasses import replace
+
+    callee_files = {path for path, _, _ in expected(project) if "main" not in path}
+    assert {f for f in check(project, replace(ALL, project=False)) if f[0] in callee_files} == \
+        {f for f in expected(project) if f[0] in callee_files}
+
+
+@pytest.mark.parametrize("project", [p for p in PROJECTS if expected(p) and not p.name.startswith("callee_")],
+                         ids=lambda p: p.name)
 def test_the_findings_need_the_other_modules(project):
     from dataclasses import replace
 
-    assert check(project, replace(ALL, project=False)) == set()
+    # What remains is the callee side (a function handed the optimizer moves the model itself), which
+    # one file shows; what came from following the other modules is gone.
+    assert check(project, replace(ALL, project=False)) < expected(project)
 
 
 def test_positives_and_hard_negatives_are_both_there():
@@ -79,8 +93,9 @@ def _run_cli(tmp_path, capsys, *extra):
 
 def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
     _tree(tmp_path, "        self.model = model.to(device)\n")
-    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])
-    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])  # from the cache
+    both = (1, [("train.py", 6, "DDP101"), ("trainer.py", 3, "DDP101")])  # the caller's and the callee's side
+    assert _run_cli(tmp_path, capsys) == both
+    assert _run_cli(tmp_path, capsys) == both  # from the cache
     # Only the callee changes: it no longer moves the model. The caller's cached finding must go.
     (tmp_path / "trainer.py").write_text(
         "class Trainer:\n    def __init__(self, model, optimizer, device):\n        self.model = model\n"
@@ -90,13 +105,14 @@ def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
     # And back: the finding reappears although train.py never changed.
     _tree(tmp_path, "        self.model = model.to(device)\n")
     (tmp_path / "train.py").touch()
-    assert _run_cli(tmp_path, capsys) == (1, [("train.py", 6, "DDP101")])
+    assert _run_cli(tmp_path, capsys) == both
 
 
 def test_project_false_in_the_config_checks_each_file_alone(tmp_path, capsys):
     _tree(tmp_path, "        self.model = model.to(device)\n")
     (tmp_path / "pyproject.toml").write_text("[tool.ddp-lint]\nproject = false\n")
-    assert _run_cli(tmp_path, capsys) == (0, [])
+    # the callee side needs no other module; the caller's finding does
+    assert _run_cli(tmp_path, capsys) == (1, [("trainer.py", 3, "DDP101")])
 
 
 def test_src_setting_resolves_imports_from_another_folder(tmp_path, capsys):

@@ -86,6 +86,9 @@ class HolderEvent:
     copies: bool = False  # keeps a deep copy of the model (timm's ModelEma, AveragedModel)
     placed_copy: bool = False  # a copy told where to live (`device=`): a later move does not strand it
     attribute: str = ""  # built by a constructor into this attribute of the new object (`optimizer`)
+    # A parameter of this function (`train()`): its callers built it, before any move made here.
+    arrives: str = ""
+    arrives_key: Tuple[str, str] = ("", "")  # (path, `train` or `Trainer` or `Trainer.fit`): its callers' target
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Splits a file into scopes, analyses each in an order that lets callers see their helpers' summaries."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -19,6 +20,9 @@ class ModuleAnalysis:
     """Every scope of one file with its ordered events."""
 
     scopes: List[ScopeEvents] = field(default_factory=list)
+    # Calls of this file's and the project's functions and classes: (callee key, the signatures of
+    # the callee's placements already made before the call) (see ScopeWalker.calls).
+    calls: List[tuple] = field(default_factory=list)
 
 
 def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False, project=None,
@@ -27,6 +31,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     summaries; `path` is this file's, for resolving its relative imports."""
     imports = module_imports(module)
     analysis = ModuleAnalysis()
+    where = os.path.abspath(path) if path else ""
     ids = count()
     classes = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.ClassDef)}
     # A caller often comes before its helpers (`main()` at the top of the file): a helper not yet
@@ -34,8 +39,10 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
-        return ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
-                           project, path)
+        walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
+                             project, path)
+        walker.calls = analysis.calls
+        return walker
 
     constructors = _LazyConstructors(classes, new_walker)
     helpers = _LazyFunctions(functions, new_walker)
@@ -44,7 +51,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         name = function.name.value
         summarize = register and functions.get(name) is function and helpers.start(name)
         walker = new_walker(f"{prefix}{name}()", {})
-        names = walker.bind_parameters(function, is_method=False)
+        names = walker.bind_parameters(function, is_method=False,
+                                       arrival=(f"{prefix}{name}()", (where, f"{prefix}{name}")))
         walker.walk_body(suite_body(function.body), root=(function,))
         analysis.scopes.append(walker.scope)
         if summarize:
@@ -61,7 +69,11 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
         for method in ordered:
             walker.forget_locals()
-            walker.bind_parameters(method, is_method=True)
+            qualified = f"{prefix}{klass.name.value}"
+            # a constructor's callers call the class; the other methods' callers are not followed
+            label, target = ((f"{qualified}()", qualified) if method.name.value == "__init__"
+                             else (f"{qualified}.{method.name.value}()", f"{qualified}.{method.name.value}"))
+            walker.bind_parameters(method, is_method=True, arrival=(label, (where, target)))
             walker.walk_body(suite_body(method.body), root=(method,))
             if method.name.value == "__init__":
                 walker.scope.init_calls = frozenset(walker.self_calls)

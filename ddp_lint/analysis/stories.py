@@ -72,9 +72,14 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             states.append(event)
         elif isinstance(event, ManagedEvent) and any(held is holder for held in event.holders):
             endings.append(event)  # handed to a framework that remaps it, on the paths through it
+            if holder.arrives:
+                # A function handed the optimizer that regroups or rewraps it after its own placement
+                # owns the order, even on one arm only (`if optimizer is not None:`).
+                story.steps = [step for step in story.steps if not _between(event, holder.site, step.placement.site)]
         elif isinstance(event, RebindEvent) and event.old is holder:
             # Rebuilt after a placement on every path through it: the early holder is superseded there.
-            story.steps = [step for step in story.steps if not _ends_between(event, holder.site, step.placement.site)]
+            ends = _between if holder.arrives else _ends_between
+            story.steps = [step for step in story.steps if not ends(event, holder.site, step.placement.site)]
             endings.append(event)
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
             if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):

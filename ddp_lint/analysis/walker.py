@@ -13,6 +13,7 @@ record which arms had ended (`Site.dead`), and the names bound in an ended arm d
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -79,6 +80,7 @@ class HelperSummary:
     self_holders: List[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
+    key: Optional[Tuple[str, str]] = None  # (path, name) of another module's function or class
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,10 @@ class ScopeWalker:
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
+        # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
+        # of their placements that had already been made here, before the call). The callee side asks
+        # whether every caller placed the model before handing it over.
+        self.calls: List[Tuple[Tuple[str, str], FrozenSet[Tuple[str, str, str]]]] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
         self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
@@ -191,12 +197,18 @@ class ScopeWalker:
         self._current_node: cst.CSTNode = cst.Pass()
 
     # ----- entry points -------------------------------------------------------------------------
-    def bind_parameters(self, function: cst.FunctionDef, is_method: bool) -> Tuple[str, ...]:
-        """Give each parameter its own object; a method's `self` is not counted among the arguments."""
+    def bind_parameters(self, function: cst.FunctionDef, is_method: bool,
+                        arrival: Optional[Tuple[str, Tuple[str, str]]] = None) -> Tuple[str, ...]:
+        """Give each parameter its own object; a method's `self` is not counted among the arguments.
+
+        `arrival` (the function's label and its (path, name) key) asks for the callee side: an
+        optimizer parameter handed in with a model parameter is a holder of that model, built before
+        the function runs (only for the scopes whose findings are reported, never for summaries)."""
         names = []
         params = list(function.params.posonly_params + function.params.params)
         if is_method and params:
             params = params[1:]
+        bound = []
         for index, param in enumerate(params + list(function.params.kwonly_params)):
             if index >= len(params):
                 index = 1 << 30  # keyword-only: reachable by name, never by position
@@ -205,7 +217,31 @@ class ScopeWalker:
             handle = Handle(next(self.ids), (), name)
             self.origins[handle.obj] = Origin("param", name, index)
             self._assign(name, Binding(handle))
+            bound.append((param, handle))
+        if arrival is not None:
+            self._optimizers_arrive(function, bound, *arrival)
         return tuple(names)
+
+    def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
+        optimizers, models = [], []
+        for param, handle in bound:
+            annotation = _plain_text(param.annotation.annotation) if param.annotation is not None else ""
+            string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+            if cat.receives_optimizer(param.name.value, annotation, string_default):
+                optimizers.append((param.name.value, handle))
+            elif cat.receives_model(param.name.value, annotation):
+                models.append(handle)
+        if not optimizers or not models:
+            return
+        for name, handle in optimizers:
+            # `sharded_optimizer` with `org_model` and `sharded_model`, `optimizer_g` with `net_g`: the
+            # model its name pairs it with; any of them when none pairs
+            own = _qualifier(name)
+            paired = [m for m in models if own and _qualifier(m.text) == own]
+            event = HolderEvent(Site(next(self.order), function, (function,)), cat.LAZY, "parameter",
+                                frozenset(paired or models), var=name, arrives=label, arrives_key=key)
+            self._emit(event)
+            self._assign(name, Binding(handle, holders=(event,)))
 
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
         saved = self._chain
@@ -448,6 +484,7 @@ class ScopeWalker:
                 value = self._eval(small.value)
                 if not self._silent:
                     self.returns.append(value)
+                self._note_handed_back(small.value)
             self._alive = False
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             self.imports.add(small)
@@ -680,9 +717,19 @@ class ScopeWalker:
             library_call = root is not None and self._is_library_root(root)
             if not library_call:
                 receiver = self._eval(func.value)
+                arrived = tuple(h for h in receiver.holders if h.arrives) if method in cat.REGROUP_METHODS else ()
+                if arrived:
+                    # the function points the optimizer it was handed at the parameters it has now
+                    self._emit(ManagedEvent(self._site(call), arrived, f".{method}()"))
         elif not isinstance(func, cst.Name):
             receiver = self._eval(func)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
+        arrived = tuple(h for _, value in args for h in value.holders if h.arrives)
+        if arrived and self._rebinds_passed_holder(call, arrived):
+            # `optimizer = OptimizerWrapper(optimizer)` in a function handed both: it owns the order
+            self._emit(ManagedEvent(self._site(call), arrived, f"{_callee_name(func)}()"))
+        if dotted == "type" and len(args) == 1 and args[0][1].holders:
+            return Value(makes=args[0][1].holders[0].kind)  # `type(optimizer)(params, **optimizer.defaults)`
         maker = self._optimizer_class(call, dotted, args) or receiver.makes
         if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
             maker = self.env[dotted].makes
@@ -948,6 +995,9 @@ class ScopeWalker:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
             return ()
 
+        if not dotted.startswith("self."):
+            key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
+            self.calls.append((key, self._placed_before(summary, actual)))
         via = f"{summary.name}()"
         passed = tuple(holder for _, value in args for holder in value.holders)
         if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
@@ -991,6 +1041,32 @@ class ScopeWalker:
             return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
+    def _note_handed_back(self, returned: cst.BaseExpression) -> None:
+        """`return model, MasterWeightOptimizer(optimizer)`: the optimizer a function was handed goes
+        back to its callers rebuilt around the placed model (the function owns the order)."""
+        calls = [returned] if isinstance(returned, cst.Call) else [
+            element.value for element in getattr(returned, "elements", ()) if isinstance(element.value, cst.Call)]
+        for call in calls:
+            for arg in call.args:
+                name = dotted_name(arg.value)
+                binding = self.env.get(name) if name else None
+                arrived = tuple(h for h in binding.holders if h.arrives) if binding is not None else ()
+                if arrived:
+                    self._emit(ManagedEvent(self._site(call), arrived, f"{_callee_name(call.func)}()"))
+
+    def _placed_before(self, summary: HelperSummary, actual) -> FrozenSet[Tuple[str, str, str]]:
+        """The callee's placements of its arguments that this scope had already made on what it passes:
+        moving a model that is already on a device (not the CPU) there again, or casting it to the
+        dtype it has, is a round trip."""
+        done = set()
+        earlier = [e for e in self.scope.events if isinstance(e, PlacementEvent)]
+        for origin, sub, event in summary.placements:
+            handles = actual(origin, sub) if origin.kind == "param" else ()
+            if handles and all(any(_same_place(prior, event) and prior.handle.overlaps(h) for prior in earlier)
+                               for h in handles):
+                done.add(placement_signature(event))
+        return frozenset(done)
+
     def _rebinds_passed_holder(self, call: cst.Call, passed) -> bool:
         """Whether the statement holding `call` assigns its result to a name holding one of `passed`."""
         statement = self._chain[-1] if self._chain else None
@@ -1000,10 +1076,7 @@ class ScopeWalker:
         for small in statement.body:
             if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                bound = set()
-                for target in targets:
-                    elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
-                    bound.update(dotted_name(getattr(e, "value", e)) for e in elements)
+                bound = {dotted_name(element) for target in targets for element in target_elements(target)}
                 return bool(bound & names)
         return False
 
@@ -1134,6 +1207,32 @@ class ScopeWalker:
     def _emit(self, event: object) -> None:
         if not self._silent:
             self.scope.events.append(event)
+
+
+_ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
+                         r"|discriminators?|polic(?:y|ies)")
+
+
+def _qualifier(name: str) -> str:
+    """What a parameter's name adds to its role: `sharded` in `sharded_optimizer`, `g` in `netG`."""
+    return _ROLE_WORDS.sub("", name, count=1).strip("_").lower()
+
+
+def placement_signature(event: PlacementEvent) -> Tuple[str, str, str]:
+    """What a placement does, comparable between a callee's summary and its own scope's events."""
+    return (str(event.kind), event.label, event.argument_text)
+
+
+def _same_place(prior: PlacementEvent, event: PlacementEvent) -> bool:
+    if prior.kind != event.kind:
+        return False
+    if event.kind == cat.MOVE:
+        return not any(device in text for text in (prior.argument_text, event.argument_text, prior.label, event.label)
+                       for device in cat.NOOP_DEVICES)
+    if event.kind == cat.CAST:
+        return cat.DTYPE_ALIASES.get(prior.argument_text or prior.operation, prior.argument_text or prior.operation) == \
+            cat.DTYPE_ALIASES.get(event.argument_text or event.operation, event.argument_text or event.operation)
+    return False
 
 
 def _is_super_call(func: cst.BaseExpression) -> bool:

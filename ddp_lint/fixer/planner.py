@@ -41,6 +41,9 @@ class Refusal:
 def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int]) -> object:
     holder = story.holder
     placements = [step.placement for step in story.steps]
+    if holder.arrives:
+        return Refusal(f"the callers of `{holder.arrives}` build the optimizer; place the model before they build "
+                       f"it, or build the optimizer here after the placement")
     if holder.copies:
         # A holder that copies the model is built from the module, not the wrapper (a wrap does not touch
         # the copy): it moves after the last real placement, not after the wrap, which would hand it the wrapper.

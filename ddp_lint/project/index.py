@@ -19,10 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import Dict, Iterable, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
-from .modules import Resolver
+from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
 # file could reach without parsing it (the prefilter's question).
@@ -40,6 +40,8 @@ class ProjectIndex:
         self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
+        self._trees: Dict[str, Optional[List[str]]] = {}
+        self._calls: Dict[str, List[tuple]] = {}
 
     # ----- for the cache ---------------------------------------------------------------------------
     def begin(self) -> None:
@@ -112,7 +114,70 @@ class ProjectIndex:
         summary = summaries.get(inner)
         if summary is not None and summary.locate is None:
             summary.locate = _locator(path, module, line_map)
+            summary.key = (os.path.abspath(path), inner)
         return summary
+
+    # ----- for the callee side ------------------------------------------------------------------------
+    def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
+        """What the project's other modules do before calling the function or class `key` ((path,
+        name)): for each call, the signatures of the callee's placements already made on what is passed
+        (see ScopeWalker.calls). A module is analysed only when its text names the callee and imports
+        it; None when the tree is too large to search (every caller is then unknown)."""
+        path, name = key
+        if not name or "." in name:
+            return []  # a method: calls through other objects are not followed
+        files = self._tree_files(package_root(path)[0])
+        if files is None:
+            return None
+        token = re.compile(r"\b%s\s*\(" % re.escape(name))
+        module = package_root(path)[1].rsplit(".", 1)[-1]
+        facts = []
+        for candidate in files:
+            if candidate == path:
+                continue  # the callee's own file: its analysis has them
+            text = self._peek(candidate)
+            if text is None or not token.search(text):
+                continue
+            # it must import the name or its module (`from loop import train`, `import loop`)
+            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
+                continue
+            facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
+        return facts
+
+    def _tree_files(self, top: str) -> Optional[List[str]]:
+        if top not in self._trees:
+            found: List[str] = []
+            for folder, dirs, names in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _NOT_SOURCE_FOLDERS
+                                 and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+                found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+                if len(found) > _MAX_TREE_FILES:
+                    found = None
+                    break
+            self._trees[top] = found
+        return self._trees[top]
+
+    def _peek(self, path: str) -> Optional[str]:
+        """A file's text without making the current file depend on it (most candidates do not call)."""
+        consulted = set(self.consulted)
+        text = self._text(path)
+        self.consulted = consulted
+        return text
+
+    def _calls_in(self, path: str) -> List[tuple]:
+        self.consulted.add(path)
+        if path not in self._calls:
+            self._calls[path] = []
+            text = self._text(path)
+            import libcst as cst
+            from ..analysis.module import analyze_module
+
+            try:
+                module = cst.parse_module(text)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError):
+                return []
+            self._calls[path] = analyze_module(module, self.catalog, False, self, path).calls
+        return self._calls[path]
 
     # ----- for the prefilter -------------------------------------------------------------------------
     def follows(self, path: str) -> bool:
@@ -429,6 +494,10 @@ def _locator(path: str, module, line_map):
 
     return locate
 
+
+# Where callers are not looked for, and how large a tree is searched for them at all.
+_NOT_SOURCE_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv", "env"})
+_MAX_TREE_FILES = 5000
 
 _INDEXES: Dict[Tuple[Tuple[str, ...], int], ProjectIndex] = {}
 

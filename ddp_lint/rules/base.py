@@ -71,7 +71,13 @@ class HolderRule(Rule):
             state = steps[0].state
             if state is not None:
                 related.append(Related(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
-            yield RuleHit(self.code, story.holder.site.statement, self.message(story, steps[0], line_of), related, story)
+            message = self.message(story, steps[0], line_of)
+            node = story.holder.site.statement
+            if story.holder.arrives:
+                # handed in built: the bug is the move made here, which every caller's optimizer precedes
+                node = steps[0].placement.site.statement
+                message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
+            yield RuleHit(self.code, node, message, related, story)
 
 
 # ----- phrases ------------------------------------------------------------------------------------
@@ -80,6 +86,8 @@ _KIND_NOUNS = {cat.EMA: "parameter average", cat.ZERO: "ZeroRedundancyOptimizer"
 
 def holder_phrase(holder: HolderEvent) -> str:
     noun = _KIND_NOUNS.get(holder.kind, "optimizer")
+    if holder.arrives:
+        return f"{noun} `{holder.var}` (a parameter of `{holder.arrives}`)"
     if holder.var:
         return f"{noun} `{holder.var}` ({holder.label})"
     return f"{noun} {holder.label}"
