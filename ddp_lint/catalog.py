@@ -5,6 +5,7 @@ configuration extends it through :func:`Catalog.extended`.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -389,18 +390,56 @@ _MODEL_ANNOTATION = re.compile(r"(?:Module|Model)\b")
 _CLASS_ANNOTATION = re.compile(r"(?i)(?:^|\[|\.)(?:type|callable)\[")
 
 
+# Generics through which an annotation still names the object itself (or several of them); any other
+# (`Lazy[Optimizer]`, `Factory[Optimizer]`) names something that builds one later.
+_HOLDING_GENERICS: FrozenSet[str] = frozenset(
+    "Optional Union List Tuple Sequence Iterable Dict Mapping list tuple dict".split()
+)
+
+
+def _annotation_names(annotation: str, wanted: "re.Pattern[str]") -> bool:
+    """Whether the annotation is the wanted class itself, or holds it only through plain containers."""
+    try:
+        tree = ast.parse(annotation.strip().strip("\"'"), mode="eval").body
+    except SyntaxError:
+        return wanted.search(annotation) is not None and not _CLASS_ANNOTATION.search(annotation)
+
+    def names(node: ast.expr) -> bool:
+        if isinstance(node, ast.Subscript):
+            head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+            inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return head in _HOLDING_GENERICS and any(names(element) for element in inner)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return names(node.left) or names(node.right)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return _annotation_names(node.value, wanted)
+        text = ast.unparse(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+        return bool(text) and wanted.search(text) is not None
+
+    return names(tree)
+
+
 def receives_optimizer(name: str, annotation: str = "", string_default: bool = False) -> bool:
-    if string_default or _CLASS_ANNOTATION.search(annotation):
+    if string_default:
         return False
     if annotation:
-        return _OPTIMIZER_ANNOTATION.search(annotation) is not None
+        return _annotation_names(annotation, _OPTIMIZER_ANNOTATION)
     return _ARRIVING_OPTIMIZER_NAME.match(name) is not None
 
 
 def receives_model(name: str, annotation: str = "") -> bool:
     if annotation:
-        return _MODEL_ANNOTATION.search(annotation) is not None and not _CLASS_ANNOTATION.search(annotation)
+        return _annotation_names(annotation, _MODEL_ANNOTATION)
     return _MODEL_PARAMETER_NAME.match(name) is not None
+
+
+# A context manager named after the optimizer, around a move, re-points the optimizer at the moved
+# parameters when it exits (poutyne's `with self._update_optim_device(): self.network.cuda()`).
+_OPTIMIZER_SYNC_CONTEXT = re.compile(r"(?i)optim")
+
+
+def syncs_optimizer(context_manager: str) -> bool:
+    return _OPTIMIZER_SYNC_CONTEXT.search(context_manager.rsplit(".", 1)[-1]) is not None
 
 
 # Optimizer methods that create or load state (a later move strands it).

@@ -108,6 +108,9 @@ class PlacementEvent:
     # `x = copy.deepcopy(x)`: the name now means a copy. Inside a helper that is a local name: the
     # caller's object is untouched, so a summary never passes it on.
     rebinds_name: bool = False
+    # A keyword that decides the kind comes from where the analysis cannot see (`FSDP(m, **kwargs)`
+    # may set `use_orig_params`): the weaker kind is assumed and messages say which keyword.
+    unknown_keyword: str = ""
 
 
 @dataclass

@@ -177,6 +177,7 @@ class ScopeWalker:
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
+        self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
         # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
         # of their placements that had already been made here, before the call). The callee side asks
         # whether every caller placed the model before handing it over.
@@ -242,6 +243,7 @@ class ScopeWalker:
                                 frozenset(paired or models), var=name, arrives=label, arrives_key=key)
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
+            self._arrivals += (event,)
 
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
         saved = self._chain
@@ -282,6 +284,10 @@ class ScopeWalker:
                     value = self._eval(item.item)
                     if item.asname is not None:
                         self._bind_target(item.asname.name, value)
+                    if isinstance(item.item, cst.Call) and cat.syncs_optimizer(_callee_name(item.item.func)):
+                        held = tuple({id(h): h for b in self.env.values() for h in b.holders}.values())
+                        if held:
+                            self._emit(ManagedEvent(self._site(item.item), held, f"{_callee_name(item.item.func)}()"))
                 self._walk_suite(statement.body)
             elif isinstance(statement, cst.Try):
                 self._walk_try(statement)
@@ -566,6 +572,10 @@ class ScopeWalker:
             return
         if isinstance(target, cst.StarredElement):
             return
+        if self._arrivals and _is_params_entry(target):
+            # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
+            # handed (Lightning's PR #11886 fix), so it owns the order
+            self._emit(ManagedEvent(self._site(value_node or target), self._arrivals, '["params"] ='))
         key = self._key_of(target)
         if key is None:
             self._assign_attribute(target, value_node)
@@ -717,10 +727,10 @@ class ScopeWalker:
             library_call = root is not None and self._is_library_root(root)
             if not library_call:
                 receiver = self._eval(func.value)
-                arrived = tuple(h for h in receiver.holders if h.arrives) if method in cat.REGROUP_METHODS else ()
-                if arrived:
-                    # the function points the optimizer it was handed at the parameters it has now
-                    self._emit(ManagedEvent(self._site(call), arrived, f".{method}()"))
+                if method in cat.REGROUP_METHODS and self._arrivals:
+                    # the function points the optimizers it was handed at the parameters it has now;
+                    # through whichever name (`for optim in ensure_tuple(optimizers)`), so all of them
+                    self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
         elif not isinstance(func, cst.Name):
             receiver = self._eval(func)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
@@ -841,8 +851,10 @@ class ScopeWalker:
         placement = self.catalog.call_placement(qualified) if is_function else None
         if placement is not None and args and args[0][1].handle is None and not args[0][1].holders:
             # `auto_model(resnet18())`: placed before it has a name, like `Net().cuda()`
-            event = PlacementEvent(self._site(call), Handle(-1, (), ""), placement.kind, placement.label,
-                                   placement.sync_wrapper, placement.ddp, operation=placement.label)
+            kind, unknown = _call_placement_kind(placement, call)
+            event = PlacementEvent(self._site(call), Handle(-1, (), ""), kind, placement.label,
+                                   placement.sync_wrapper, placement.ddp, operation=placement.label,
+                                   unknown_keyword=unknown)
             return Value(pending=args[0][1].pending + (event,))
         if placement is not None and args and args[0][1].handle is not None:
             target = args[0][1]
@@ -850,11 +862,11 @@ class ScopeWalker:
             if held:  # `ShardedDDP(model, optimizer)`: handed both, it remaps the optimizer itself
                 self._emit(ManagedEvent(self._site(call), held, qualified))
                 return Value(handle=target.handle, alts=target.alts)
-            kind = placement.kind_given(_true_keywords(call))
+            kind, unknown = _call_placement_kind(placement, call)
             site = self._site(call)
             for handle in target.handles:
                 self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
-                                          operation=placement.label))
+                                          operation=placement.label, unknown_keyword=unknown))
             return Value(handle=target.handle, alts=target.alts)
         return None
 
@@ -1000,6 +1012,11 @@ class ScopeWalker:
             self.calls.append((key, self._placed_before(summary, actual)))
         via = f"{summary.name}()"
         passed = tuple(holder for _, value in args for holder in value.holders)
+        if not passed and summary.regroups and self._arrivals and any(
+                cat.receives_optimizer((dotted_name(arg.value) or "").rsplit(".", 1)[-1].lstrip("_")) for arg, _ in args):
+            # `prepare_fsdp_module(self.model, self.optimizers)` where `self.optimizers` is a property
+            # over the optimizers this function was handed: the helper regroups them
+            passed = self._arrivals
         if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
             # `model, optimizer = convert_to_amp(model, optimizer)`, or a helper that re-adds the
             # optimizer's param groups: the helper is handed the optimizer and owns the order.
@@ -1018,7 +1035,8 @@ class ScopeWalker:
                 elsewhere = event.elsewhere or (summary.locate(event.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
-                                              event.argument_text, event.operation, elsewhere=elsewhere))
+                                              event.argument_text, event.operation, elsewhere=elsewhere,
+                                              unknown_keyword=event.unknown_keyword))
         if dotted.startswith("self."):
             for kind, label, models, bucket_view, var in summary.self_holders:
                 handles = frozenset(h for o, sub in models for h in actual(o, sub))
@@ -1388,6 +1406,15 @@ def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
             and dotted_name(test.args[0].value) == name)
 
 
+def _is_params_entry(target: cst.BaseExpression) -> bool:
+    """`<anything>["params"]` as an assignment target."""
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    return (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+            and index.value.raw_value == "params")
+
+
 def _callee_name(func: cst.BaseExpression) -> str:
     while isinstance(func, (cst.Call, cst.Subscript)):
         func = func.func if isinstance(func, cst.Call) else func.value
@@ -1397,6 +1424,25 @@ def _callee_name(func: cst.BaseExpression) -> str:
 def _true_keywords(call: cst.Call) -> Iterator[str]:
     return (arg.keyword.value for arg in call.args
             if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True")
+
+
+def _call_placement_kind(placement: cat.Placement, call: cst.Call) -> Tuple[str, str]:
+    """The kind of a placement call, and the deciding keyword when the call hides it."""
+    kind = placement.kind_given(_true_keywords(call))
+    if kind == cat.REPLACE and placement.orig_params_kw and _keyword_unknown(call, placement.orig_params_kw):
+        # precision first: `FSDP(m, **kwargs)` may well set `use_orig_params=True` (Lightning does)
+        return cat.FSDP_ORIG, placement.orig_params_kw
+    return kind, ""
+
+
+def _keyword_unknown(call: cst.Call, keyword: str) -> bool:
+    """The keyword is set to something other than a literal, or may come from a `**` splat."""
+    for arg in call.args:
+        if arg.star == "**" and not isinstance(arg.value, cst.Dict):
+            return True
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+    return False
 
 
 def _keyword_given(call: cst.Call, keyword: str) -> bool:

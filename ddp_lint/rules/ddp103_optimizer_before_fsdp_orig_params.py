@@ -9,6 +9,9 @@ shards. An optimizer whose state is created lazily survives; one with state (Ada
 checkpoint) crashes at the first step because its state keeps the full shapes (semantics row 18).
 The order is fragile.
 
+When the keyword comes from `**kwargs` or a variable, the analysis cannot tell which case it is and
+reports this warning (not DDP001), naming the keyword in the message.
+
 ## Example
 ```python
 opt = torch.optim.Adam(model.parameters())
@@ -44,6 +47,14 @@ class OptimizerBeforeFsdpOrigParams(HolderRule):
         return step.placement.kind == cat.FSDP_ORIG
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
+        keyword = step.placement.unknown_keyword
+        if keyword:
+            return (
+                f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)}, whose "
+                f"`{keyword}` is not visible here: with True, Adagrad or a loaded state crashes at step() "
+                f"because FSDP turns the parameters into flat shards; with False (the default), FSDP replaces "
+                f"the parameters and the optimizer trains nothing; build it after wrapping"
+            )
         return (
             f"{holder_phrase(story.holder)} is built before {where(step.placement, line_of)} with "
             f"use_orig_params=True: fine while it has no state, but Adagrad or a loaded state crashes at step() "
