@@ -262,6 +262,14 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.distributed.fsdp.FullyShardedDataParallel": Placement(
         REPLACE, "FullyShardedDataParallel", sync_wrapper=True, orig_params_kw="use_orig_params", shards=True
     ),
+    # torch_xla's FSDP always flattens into new parameters (it has no `use_orig_params`), and its
+    # SPMD variant (FSDPv2) moves them to the XLA device: the optimizer must come after either.
+    "torch_xla.distributed.fsdp.XlaFullyShardedDataParallel": Placement(
+        REPLACE, "XlaFullyShardedDataParallel", sync_wrapper=True, shards=True
+    ),
+    "torch_xla.experimental.spmd_fully_sharded_data_parallel.SpmdFullyShardedDataParallel": Placement(
+        REPLACE, "SpmdFullyShardedDataParallel", sync_wrapper=True, shards=True
+    ),
     "torch.distributed.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
     "torch.distributed._composable.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
     "torch.distributed.tensor.parallel.parallelize_module": Placement(REPLACE, "parallelize_module", shards=True),
@@ -302,6 +310,9 @@ CALL_PLACEMENT_TERMINALS: Dict[str, str] = {
 
 # Wrapper classes known by the end of their name, longest suffix first.
 _WRAPPER_SUFFIXES: Tuple[Tuple[str, str], ...] = (
+    ("XlaFullyShardedDataParallel", "torch_xla.distributed.fsdp.XlaFullyShardedDataParallel"),
+    ("SpmdFullyShardedDataParallel",
+     "torch_xla.experimental.spmd_fully_sharded_data_parallel.SpmdFullyShardedDataParallel"),
     ("FullyShardedDataParallel", "torch.distributed.fsdp.FullyShardedDataParallel"),
     ("DistributedDataParallel", "torch.nn.parallel.DistributedDataParallel"),
     ("ShardedDDP", "torch.nn.parallel.DistributedDataParallel"),

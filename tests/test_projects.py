@@ -127,3 +127,19 @@ def test_src_setting_resolves_imports_from_another_folder(tmp_path, capsys):
     assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
     (tmp_path / "pyproject.toml").write_text('[tool.ddp-lint]\nsrc = ["lib"]\n')
     assert _run_cli(tmp_path, capsys, "--no-cache") == (1, [("scripts/run.py", 6, "DDP002")])
+
+
+def test_cache_follows_a_change_in_the_caller_module_only(tmp_path, capsys):
+    # The callee side: trainer.py is reported unless every caller placed the model first. Only the
+    # caller changes, so trainer.py's cached result must be recomputed from the new call facts.
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    both = (1, [("train.py", 6, "DDP101"), ("trainer.py", 3, "DDP101")])
+    assert _run_cli(tmp_path, capsys) == both
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom trainer import Trainer\n\n\ndef main(model, device):\n    model.to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n"
+    )
+    assert _run_cli(tmp_path, capsys) == (0, [])
+    assert _run_cli(tmp_path, capsys) == (0, [])  # from the cache
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    assert _run_cli(tmp_path, capsys) == both

@@ -111,6 +111,9 @@ class PlacementEvent:
     # A keyword that decides the kind comes from where the analysis cannot see (`FSDP(m, **kwargs)`
     # may set `use_orig_params`): the weaker kind is assumed and messages say which keyword.
     unknown_keyword: str = ""
+    # Made inside a context manager that re-points the optimizers at the moved parameters
+    # (poutyne's `with self._update_optim_device(): self.network.cuda()`): the holders are in step.
+    synced: bool = False
 
 
 @dataclass

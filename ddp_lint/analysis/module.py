@@ -301,7 +301,7 @@ class _LazyConstructors(_Lazy):
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
-                            regroups=walker.regroups)
+                            regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was

@@ -75,6 +75,9 @@ class HelperSummary:
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
     regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
+    # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
+    # `prepare_fsdp_module(self.model, self.optimizers)`): a call of this method keeps them in step.
+    syncs_self_optimizers: bool = False
     # A method's holders kept on the object (`self.optimizer = SGD(self.model.parameters())` in a
     # base class's `setup()`): (kind, label, models, bucket view, `self.optimizer`).
     self_holders: List[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
@@ -177,6 +180,7 @@ class ScopeWalker:
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
+        self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
         self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
         # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
         # of their placements that had already been made here, before the call). The callee side asks
@@ -193,6 +197,7 @@ class ScopeWalker:
         self._ended_by_loop_exit = False
         self._dead: FrozenSet[Arm] = frozenset()
         self._silent = 0  # > 0 while a loop body is walked once only for its bindings
+        self._synced = 0  # > 0 inside `with <re-points the optimizers>():`
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
@@ -280,15 +285,21 @@ class ScopeWalker:
             elif isinstance(statement, (cst.For, cst.While)):
                 self._walk_loop(statement)
             elif isinstance(statement, cst.With):
+                syncing = False
                 for item in statement.items:
                     value = self._eval(item.item)
                     if item.asname is not None:
                         self._bind_target(item.asname.name, value)
                     if isinstance(item.item, cst.Call) and cat.syncs_optimizer(_callee_name(item.item.func)):
-                        held = tuple({id(h): h for b in self.env.values() for h in b.holders}.values())
+                        syncing = True
+                        held = self._held_holders()
                         if held:
                             self._emit(ManagedEvent(self._site(item.item), held, f"{_callee_name(item.item.func)}()"))
-                self._walk_suite(statement.body)
+                self._synced += syncing
+                try:
+                    self._walk_suite(statement.body)
+                finally:
+                    self._synced -= syncing
             elif isinstance(statement, cst.Try):
                 self._walk_try(statement)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -1017,10 +1028,23 @@ class ScopeWalker:
             # `prepare_fsdp_module(self.model, self.optimizers)` where `self.optimizers` is a property
             # over the optimizers this function was handed: the helper regroups them
             passed = self._arrivals
+        if summary.regroups and any(
+                cat.receives_optimizer((dotted_name(arg.value) or "").rsplit(".", 1)[-1].lstrip("_"))
+                and (dotted_name(arg.value) or "").startswith("self.") for arg, _ in args):
+            self.syncs_self_optimizers = True
+        if dotted.startswith("self.") and summary.syncs_self_optimizers:
+            self.syncs_self_optimizers = True
         if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
             # `model, optimizer = convert_to_amp(model, optimizer)`, or a helper that re-adds the
             # optimizer's param groups: the helper is handed the optimizer and owns the order.
             self._emit(ManagedEvent(self._site(call), passed, via))
+        if (dotted.startswith("self.") and summary.syncs_self_optimizers) or any(
+                event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
+            # the method re-points the optimizers it can reach once its moves are done (a regrouping
+            # helper handed `self.optimizers`, a syncing context around the move)
+            held = self._held_holders()
+            if held:
+                self._emit(ManagedEvent(self._site(call, via=via), held, via))
         if dotted.startswith("self."):
             for key, method in summary.state_calls:
                 binding = self.env.get(key)
@@ -1036,7 +1060,7 @@ class ScopeWalker:
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                               event.argument_text, event.operation, elsewhere=elsewhere,
-                                              unknown_keyword=event.unknown_keyword))
+                                              unknown_keyword=event.unknown_keyword, synced=event.synced))
         if dotted.startswith("self."):
             for kind, label, models, bucket_view, var in summary.self_holders:
                 handles = frozenset(h for o, sub in models for h in actual(o, sub))
@@ -1224,7 +1248,14 @@ class ScopeWalker:
 
     def _emit(self, event: object) -> None:
         if not self._silent:
+            if self._synced and isinstance(event, PlacementEvent):
+                event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+
+    def _held_holders(self) -> Tuple[HolderEvent, ...]:
+        """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""
+        held = [h for b in self.env.values() for h in b.holders] + list(self._arrivals)
+        return tuple({id(h): h for h in held}.values())
 
 
 _ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
