@@ -290,6 +290,11 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.nn.utils.convert_conv2d_weight_memory_format": Placement(LAYOUT, "convert_conv2d_weight_memory_format"),
     # Moves the model to the rank's device, then wraps it in DDP.
     "ignite.distributed.auto_model": Placement(MOVE, "auto_model"),
+    # Framework helpers users call from outside the checked tree; each returns `DDP(model)` (detectron2's
+    # only when the world is larger than one, which is when the order matters).
+    "detectron2.engine.create_ddp_model": Placement(WRAP, "create_ddp_model", sync_wrapper=True, ddp=True),
+    "detectron2.engine.defaults.create_ddp_model": Placement(WRAP, "create_ddp_model", sync_wrapper=True, ddp=True),
+    "yolov5.utils.torch_utils.smart_DDP": Placement(WRAP, "smart_DDP", sync_wrapper=True, ddp=True),
 }
 
 # Bare callee names recognised without an import (re-exports, `from ... import *`, aliases we cannot see).
@@ -300,6 +305,8 @@ CALL_PLACEMENT_TERMINALS: Dict[str, str] = {
     "FullyShardedDataParallel": "torch.distributed.fsdp.FullyShardedDataParallel",
     "FSDP": "torch.distributed.fsdp.FullyShardedDataParallel",
     "fully_shard": "torch.distributed.fsdp.fully_shard",
+    "create_ddp_model": "detectron2.engine.create_ddp_model",
+    "smart_DDP": "yolov5.utils.torch_utils.smart_DDP",
     "parallelize_module": "torch.distributed.tensor.parallel.parallelize_module",
     "convert_sync_batchnorm": "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
     "weight_norm": "torch.nn.utils.weight_norm",

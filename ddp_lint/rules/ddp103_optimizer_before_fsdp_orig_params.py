@@ -44,7 +44,8 @@ class OptimizerBeforeFsdpOrigParams(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        return step.placement.kind == cat.FSDP_ORIG
+        # an average that deep-copied the model keeps its own parameters, whatever FSDP does
+        return step.placement.kind == cat.FSDP_ORIG and not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         keyword = step.placement.unknown_keyword
