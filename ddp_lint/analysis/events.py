@@ -52,6 +52,8 @@ class Site:
     # Arms that had ended (`return`, `raise`, or `break`/`continue` inside this loop) before it ran:
     # no path through them reaches this site.
     dead: FrozenSet[Tuple[int, int]] = frozenset()
+    # The conditions inside the helper (and its helpers) on the way to an event that happens there.
+    inner: Tuple[Guard, ...] = ()
 
     @property
     def statement(self) -> cst.CSTNode:
@@ -89,6 +91,9 @@ class HolderEvent:
     # A parameter of this function (`train()`): its callers built it, before any move made here.
     arrives: str = ""
     arrives_key: Tuple[str, str] = ("", "")  # (path, `train` or `Trainer` or `Trainer.fit`): its callers' target
+    # Flags that are false whenever it arrived: `if (self.fsdp or self.deepspeed) and optimizer is not
+    # None: raise ...` in the function it arrives in. A placement under one of them never meets it.
+    refused_with: FrozenSet[str] = frozenset()
 
 
 @dataclass

@@ -22,6 +22,16 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def operands(test: cst.BaseExpression, operator: type) -> Iterator[cst.BaseExpression]:
+    """The operands of a chain of one boolean operator (`cst.And` or `cst.Or`), brackets looked
+    through: `a and (b and c)` gives `a`, `b`, `c`; anything else is its own single operand."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, operator):
+        yield from operands(test.left, operator)
+        yield from operands(test.right, operator)
+    else:
+        yield test
+
+
 def target_elements(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The single targets of an assignment, loop or `del` target: `a, (b, *c)` gives `a`, `b`, `c`."""
     if isinstance(target, (cst.Tuple, cst.List)):

@@ -18,6 +18,7 @@ from .events import (
     ScopeEvents,
     StateEvent,
 )
+from .names import dotted_name, operands
 
 
 @dataclass
@@ -84,6 +85,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
             if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):
                 continue
+            if holder.refused_with and _under_flag(event.site, holder.refused_with):
+                continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
             if not _runs_after(holder.site, event.site, scope.init_calls):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
@@ -153,6 +156,13 @@ def _between(ending, first: Site, last: Site) -> bool:
 
 def _ends_between(ending, first: Site, last: Site) -> bool:
     return _between(ending, first, last) and ending.site.on_every_path(first, last)
+
+
+def _under_flag(site, flags: FrozenSet[str]) -> bool:
+    """Whether the site runs only when one of these flags is on (an arm of `if flag:` or `if flag and
+    ...:`, here or inside the helper that makes it)."""
+    return any(guard.holds and any(dotted_name(c) in flags for c in operands(guard.test, cst.And))
+               for guard in site.guards + site.inner)
 
 
 def _root(site):

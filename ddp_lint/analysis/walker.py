@@ -39,7 +39,7 @@ from .events import (
     TRY_BODY,
 )
 from .blocks import suites
-from .names import ImportTable, dotted_name, target_elements
+from .names import ImportTable, dotted_name, operands, target_elements
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
@@ -359,6 +359,8 @@ class ScopeWalker:
 
     def _walk_if(self, statement: cst.If) -> None:
         self._eval_test(statement.test)
+        if self._arrivals and statement.orelse is None and _ends_in_raise(statement.body):
+            self._note_refusal(statement.test)
         arms: List[Tuple[Tuple[Guard, ...], object]] = [
             ((Guard(statement.test, True),), lambda: self._walk_suite(statement.body))
         ]
@@ -370,6 +372,36 @@ class ScopeWalker:
         elif isinstance(orelse, cst.Else):
             arms.append((otherwise, lambda: self._walk_suite(orelse.body)))
         self._walk_arms(statement, arms, self.env, fall_through=orelse is None)
+
+    def _only_when_absent(self, key: str, holder: HolderEvent) -> bool:
+        """Whether this path runs only when the handed optimizer is missing: under `if key is None:`,
+        `if not key:` or the `else` of `if key is not None:` / `if key:`."""
+        names = {key, holder.var}
+        for guard in self._guards:
+            for conjunct in operands(guard.test, cst.And) if guard.holds else (guard.test,):
+                absent, subject = _absence_test(conjunct)
+                if subject in names and absent == guard.holds:
+                    return True
+        return False
+
+    def _note_refusal(self, test: cst.BaseExpression) -> None:
+        """`if (A or B) and optimizer is not None: raise`: wherever the optimizer arrived, A and B are
+        false. Only that shape: one condition on the optimizer and one disjunction of plain flags."""
+        about, flags = [], []
+        for conjunct in operands(test, cst.And):
+            names = set(_dotted_names(conjunct))
+            arrived = [a for a in self._arrivals
+                       if a.var in names or any(a in self.env[n].holders for n in names if n in self.env)]
+            if arrived:
+                about.extend(arrived)
+            else:
+                flags.append(conjunct)
+        if not about or len(flags) != 1:
+            return
+        disjuncts = [dotted_name(d) for d in operands(flags[0], cst.Or)]
+        if all(disjuncts):
+            for holder in about:
+                holder.refused_with = holder.refused_with | frozenset(disjuncts)
 
     def _eval_test(self, test: cst.BaseExpression) -> None:
         """A condition: a call in it answers a question (`if self._swappable_optimizer(i):`), it does
@@ -598,6 +630,8 @@ class ScopeWalker:
                                       operation=value.copy_operation, rebinds_name=True))
         if old is not None and value.holders:
             for previous in old.holders:
+                if previous.arrives and self._only_when_absent(key, previous):
+                    continue  # `if self.optimizer is None: self.optimizer = ...`: the handed one is kept
                 if all(previous is not new for new in value.holders):
                     self._emit(RebindEvent(self._site(value_node or target), previous, value.holder))
         alts: FrozenSet[Handle] = frozenset()
@@ -1055,7 +1089,8 @@ class ScopeWalker:
             if handles:
                 # The helper's own branches come along: two of its placements on exclusive paths (a
                 # wrap in one arm, a cast in another) are never one after the other.
-                site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches)
+                site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
+                                           inner=event.site.guards + event.site.inner)
                 elsewhere = event.elsewhere or (summary.locate(event.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
@@ -1538,6 +1573,40 @@ def _is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
     if isinstance(node, cst.Call) and dotted_name(node.func) in ("torch.device", "device") and len(node.args) == 1:
         return _is_cpu_device(node.args[0].value)
     return False
+
+
+def _absence_test(test: cst.BaseExpression) -> Tuple[bool, Optional[str]]:
+    """(True, `x`) for `x is None` and `not x`; (False, `x`) for `x is not None` and a bare `x`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        absent, subject = _absence_test(test.expression)
+        return not absent, subject
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            if isinstance(target.operator, cst.Is):
+                return True, dotted_name(test.left)
+            if isinstance(target.operator, cst.IsNot):
+                return False, dotted_name(test.left)
+        return False, None
+    return False, dotted_name(test)
+
+
+def _ends_in_raise(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    if isinstance(body, cst.SimpleStatementSuite):
+        return isinstance(last, cst.Raise)
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
+def _dotted_names(node: cst.CSTNode) -> Iterator[str]:
+    """Every name and attribute chain read in an expression (`self.optimizer` in `self.optimizer is
+    not None`), outermost chains only."""
+    dotted = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    if dotted is not None:
+        yield dotted
+        return
+    for child in _expression_children(node):
+        yield from _dotted_names(child)
 
 
 def _plain_text(node: cst.BaseExpression) -> str:
