@@ -259,6 +259,10 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         dotted = _dotted(func)
         if dotted is not None:
             unit.called.append(dotted)
+        elif type(func) is ast.Subscript:
+            table = _dotted(func.value)
+            if table is not None and table.endswith(".__dict__"):
+                unit.arguments.append(table[: -len(".__dict__")])  # `torch.optim.__dict__[name](...)`
         if not unit.holder and node.args:
             # A config factory (`instantiate(cfg.optimizer)`, `config.init_obj("optimizer", ...)`) or an
             # optimizer class handed on (`partial(torch.optim.AdamW)`, `getattr(torch.optim, name)`),

@@ -46,3 +46,16 @@ def test_an_else_arm_is_named_by_its_negated_test():
         "    if use_gpu:\n        pass\n    else:\n        net.half()\n"
     )
     assert "unless `use_gpu`" in text
+
+
+def test_settings_handed_to_a_param_group_collector_are_no_model():
+    text = message(
+        "def f(model, args):\n    opt = torch.optim.SGD(get_parameter_groups(model, args.wd), lr=0.1)\n"
+        "    model.to(args.device)\n"
+    )
+    assert "built on `model`'s parameters" in text and "args.wd" not in text
+
+
+def test_an_optimizer_class_looked_up_in_the_module_dict_is_named():
+    text = message("def f(cfg, model):\n    opt = torch.optim.__dict__[cfg.optim](model.parameters())\n    model.cuda()\n")
+    assert "(torch.optim.__dict__[...]())" in text

@@ -725,6 +725,9 @@ class ScopeWalker:
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
+        table = dotted_name(node.value) or ""
+        if table.endswith(".__dict__") and cat.is_optimizer_module(self._qualify(table[: -len(".__dict__")])):
+            return Value(makes=cat.LAZY)  # `torch.optim.__dict__[cfg.name]`: an optimizer class
         inner = self._eval(node.value)
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
@@ -791,7 +794,12 @@ class ScopeWalker:
         if maker is not None:
             if dotted in cat.CLASS_HANDING_CALLS:
                 return Value(makes=maker)
-            label = f"{dotted}()" if dotted else f"{_callee_name(func)}()"
+            if dotted:
+                label = f"{dotted}()"
+            elif isinstance(func, cst.Subscript):
+                label = f"{_callee_name(func)}[...]()"  # `torch.optim.__dict__[name](...)`
+            else:
+                label = f"{_callee_name(func)}()"
             return self._holder(call, maker, label, args)
         if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
             self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
@@ -826,8 +834,10 @@ class ScopeWalker:
                          members=inner.members | frozenset(inner.handles))
         params = receiver.params.union(*(value.params for _, value in args))
         if dotted and _PARAM_COLLECTOR.search(dotted.rsplit(".", 1)[-1]):
-            params = params.union(*(frozenset(value.handles) for _, value in args))
-            params = params | frozenset(receiver.handles)
+            # `param_groups(model, args.wd)`: the model, not the settings handed along with it
+            given = {h for _, value in args for h in value.handles if not cat.is_config_root(h.text.split(".", 1)[0])}
+            given |= set(receiver.handles)
+            params = params | frozenset({h for h in given if _MODEL_NAME.search(h.text)} or given)
         return Value(params=params, xla=xla)
 
     def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
