@@ -301,6 +301,7 @@ class _LazyConstructors(_Lazy):
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
+                            argument_state_calls=list(walker.argument_state_calls),
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:

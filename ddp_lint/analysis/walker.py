@@ -71,6 +71,8 @@ class HelperSummary:
     returns_param: Optional[int] = None
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
+    # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
+    argument_state_calls: List[Tuple[Origin, str]] = field(default_factory=list)
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
@@ -177,6 +179,7 @@ class ScopeWalker:
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
+        self.argument_state_calls: List[Tuple[Origin, str]] = []
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
@@ -934,6 +937,10 @@ class ScopeWalker:
             placeholder = Handle(-1, (), "")
             event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method)
             return Value(pending=receiver.pending + (event,))
+        if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
+            origin = self.origins.get(handle.obj)
+            if origin is not None and origin.kind == "param":
+                self.argument_state_calls.append((origin, method))  # the caller's optimizer, for its callers
         if method in cat.STATE_METHODS and receiver.holders:
             site = self._site(call)
             for holder in receiver.holders:
@@ -1094,6 +1101,10 @@ class ScopeWalker:
                 binding = self.env.get(key)
                 for holder in binding.holders if binding is not None else ():
                     self._emit(StateEvent(self._site(call, via=via), holder, method))
+        for origin, method in summary.argument_state_calls:
+            value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+            for holder in value.holders if value is not None else ():
+                self._emit(StateEvent(self._site(call, via=via), holder, method))
         for origin, sub, event in summary.placements:
             handles = actual(origin, sub)
             if handles:
