@@ -326,6 +326,26 @@ _WRAPPER_SUFFIXES: Tuple[Tuple[str, str], ...] = (
     ("DataParallel", "torch.nn.DataParallel"),
 )
 
+# Methods a framework base class outside the checked tree runs on `self`, for a subclass that calls
+# them (`class MyStrategy(DDPStrategy)` calling `self.setup_optimizers(trainer)` then
+# `self.model_to_device()`: the order Lightning fixed in its own strategies, PR #11886). Keyed by the
+# packages the base class is imported from; each method names what it does to `self.model`.
+FRAMEWORK_BASE_PACKAGES: Tuple[str, ...] = (
+    "pytorch_lightning.plugins.", "pytorch_lightning.strategies.", "lightning.pytorch.strategies.",
+    "lightning.pytorch.plugins.",
+)
+FRAMEWORK_METHODS: Dict[str, Tuple[str, Placement]] = {
+    "model_to_device": ("self.model", Placement(MOVE, "self.model.to(self.root_device)")),
+    "configure_ddp": ("self.model", Placement(WRAP, "DistributedDataParallel(self.model)", sync_wrapper=True, ddp=True)),
+}
+# ... and the ones that build the optimizers over `self.model`, kept on `self.optimizers`.
+FRAMEWORK_OPTIMIZER_SETUPS: FrozenSet[str] = frozenset({"setup_optimizers", "init_optimizers"})
+
+
+def framework_base(qualified: str) -> bool:
+    return qualified.startswith(FRAMEWORK_BASE_PACKAGES)
+
+
 # Library calls that move the module they are handed when given a device (ignite's trainers).
 DEVICE_KEYWORD_MOVES: Dict[str, str] = {
     "ignite.engine.create_supervised_trainer": "device",
@@ -594,7 +614,8 @@ class Catalog:
                 # ... or through a lower-case alias of a torch.nn class
                 r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
             ),
-            placement_words=tuple(sorted(calls | {"deepcopy"} | {name.rsplit(".", 1)[-1] for name in DEVICE_KEYWORD_MOVES})),
+            placement_words=tuple(sorted(calls | {"deepcopy"} | {name.rsplit(".", 1)[-1] for name in DEVICE_KEYWORD_MOVES}
+                                         | set(FRAMEWORK_METHODS))),
             holder_pattern=GENERIC_HOLDER_NAME,
             holder_words=_fewest_words(
                 {name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals) | set(OPTIMIZER_NAME_ENDINGS)

@@ -10,7 +10,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .blocks import suite_body, suites
-from .events import HolderEvent, PlacementEvent, ScopeEvents
+from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
 from .walker import HelperSummary, Origin, ScopeWalker
 
@@ -250,11 +250,30 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
                 summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
             else:
                 summary = None
+            if summary is None and cat.framework_base(imports.qualify(base)):
+                summary = _framework_method(name)
             if summary is not None:
                 return summary
         return None
 
     return inherited
+
+
+def _framework_method(name: str) -> Optional[HelperSummary]:
+    """A summary, from the catalog, of a method a framework base class outside the tree defines."""
+    model = Origin("self", "self.model")
+    summary = HelperSummary(name)
+    if name in cat.FRAMEWORK_METHODS:
+        _, placement = cat.FRAMEWORK_METHODS[name]
+        site = Site(0, cst.Name(name), ())
+        event = PlacementEvent(site, Handle(-1, (), "self.model"), placement.kind, placement.label,
+                               placement.sync_wrapper, placement.ddp, operation=name)
+        summary.placements.append((model, (), event))
+        return summary
+    if name in cat.FRAMEWORK_OPTIMIZER_SETUPS:
+        summary.self_holders.append((cat.FACTORY, "the base class's optimizers", [(model, ())], False, "self.optimizers"))
+        return summary
+    return None
 
 
 def _dotted(node: cst.CSTNode) -> Optional[str]:
