@@ -296,8 +296,14 @@ class _LazyConstructors(_Lazy):
         init = methods.get("__init__")
         if init is None:
             return None
-        walker, names = self._walk(f"{name}.__init__", init, _LazySummaries(methods, self._new_walker))
+        lazy = _LazySummaries(methods, self._new_walker)
+        walker, names = self._walk(f"{name}.__init__", init, lazy)
         summary = _summarize(name, walker, names)
+        summary.methods = lazy.get
+        for key, binding in walker.env.items():
+            origin = walker.origins.get(binding.handle.obj)
+            if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
+                summary.attributes[key] = (origin, binding.handle.sub)
         for event in walker.scope.events:
             if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
                 # the object placed inside its own constructor, before or after its optimizer

@@ -83,9 +83,19 @@ class HelperSummary:
     # A method's holders kept on the object (`self.optimizer = SGD(self.model.parameters())` in a
     # base class's `setup()`): (kind, label, models, bucket view, `self.optimizer`).
     self_holders: List[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
+    # A class's constructor: `self.model = model` in `__init__` (the attribute and the argument it
+    # keeps), and its methods' summaries, so that `engine = Engine(model); engine.prepare()` follows.
+    attributes: Dict[str, Tuple[Origin, Tuple[str, ...]]] = field(default_factory=dict)
+    methods: Optional[Callable[[str], Optional["HelperSummary"]]] = None
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
     key: Optional[Tuple[str, str]] = None  # (path, name) of another module's function or class
+
+
+# An object built from a summarised class: (its method summaries, what its attributes hold, the holders
+# handed to its constructor, where its class's statements are when another module defines it)
+Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
+                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]]]
 
 
 @dataclass(frozen=True)
@@ -180,6 +190,11 @@ class ScopeWalker:
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
         self.argument_state_calls: List[Tuple[Origin, str]] = []
+        # Objects built here from a summarised class: the new object's id -> (its methods, what its
+        # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
+        self._instances: Dict[int, Instance] = {}
+        self._built: Dict[int, Instance] = {}  # by the constructor call, until a name takes the object
+        self._made_in_args: Tuple[HolderEvent, ...] = ()  # see _eval_call
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
@@ -652,6 +667,8 @@ class ScopeWalker:
                 self._leaves.add(handle.obj)
         for event in value.pending:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
+        if isinstance(value_node, cst.Call) and id(value_node) in self._built:
+            self._instances[handle.obj] = self._built.pop(id(value_node))
         for holder in value.holders:
             if holder.var is None:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
@@ -784,7 +801,10 @@ class ScopeWalker:
                     self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
         elif not isinstance(func, cst.Name):
             receiver = self._eval(func)
+        first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
+        # holders built inside the arguments, even in a list (`State(model, [AdamW(...)])`)
+        self._made_in_args = tuple(e for e in self.scope.events[first_event:] if isinstance(e, HolderEvent))
         arrived = tuple(h for _, value in args for h in value.holders if h.arrives)
         if arrived and self._rebinds_passed_holder(call, arrived):
             # `optimizer = OptimizerWrapper(optimizer)` in a function handed both: it owns the order
@@ -1050,6 +1070,15 @@ class ScopeWalker:
             summary = self.method_helpers.get(dotted[5:])
         if dotted.startswith("self.") and dotted.count(".") == 1 and not inherited:
             self.self_calls.add(dotted[5:])
+        instance = None
+        owner, _, method_name = dotted.rpartition(".")
+        if summary is None and owner and owner != "self":
+            # `engine.prepare()`, `self.engine.prepare()` on an object built here from a known class
+            instance = self._instance_of(owner)
+            summary = instance[0](method_name) if instance is not None else None
+            if summary is not None and summary.locate is None:
+                summary.locate = instance[3]  # a class of another module: its methods are there too
+        own = dotted.startswith("self.") and instance is None  # a method of this very object
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
             if imported is not None and imported not in self.catalog.call_placements and not self._qualify(dotted) in self.catalog.holders:
@@ -1065,11 +1094,14 @@ class ScopeWalker:
                 if value is None:
                     return ()
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in value.handles)
-            if origin.kind == "self" and dotted.startswith("self."):
+            if origin.kind == "self" and own:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
+            if origin.kind == "self" and instance is not None:
+                # `engine.prepare()` moving `self.model`: the model the caller handed to `Engine(...)`
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in instance[1].get(origin.key, ()))
             return ()
 
-        if not dotted.startswith("self."):
+        if not own and instance is None:
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
             self.calls.append((key, self._placed_before(summary, actual)))
         via = f"{summary.name}()"
@@ -1083,20 +1115,20 @@ class ScopeWalker:
                 cat.receives_optimizer((dotted_name(arg.value) or "").rsplit(".", 1)[-1].lstrip("_"))
                 and (dotted_name(arg.value) or "").startswith("self.") for arg, _ in args):
             self.syncs_self_optimizers = True
-        if dotted.startswith("self.") and summary.syncs_self_optimizers:
+        if own and summary.syncs_self_optimizers:
             self.syncs_self_optimizers = True
         if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
             # `model, optimizer = convert_to_amp(model, optimizer)`, or a helper that re-adds the
             # optimizer's param groups: the helper is handed the optimizer and owns the order.
             self._emit(ManagedEvent(self._site(call), passed, via))
-        if (dotted.startswith("self.") and summary.syncs_self_optimizers) or any(
+        if ((own or instance is not None) and summary.syncs_self_optimizers) or any(
                 event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
             # the method re-points the optimizers it can reach once its moves are done (a regrouping
             # helper handed `self.optimizers`, a syncing context around the move)
-            held = self._held_holders()
+            held = self._held_holders() + (instance[2] if instance is not None else ())
             if held:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
-        if dotted.startswith("self."):
+        if own:
             for key, method in summary.state_calls:
                 binding = self.env.get(key)
                 for holder in binding.holders if binding is not None else ():
@@ -1117,7 +1149,7 @@ class ScopeWalker:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                               event.argument_text, event.operation, elsewhere=elsewhere,
                                               unknown_keyword=event.unknown_keyword, synced=event.synced))
-        if dotted.startswith("self."):
+        if own:
             for kind, label, models, bucket_view, var in summary.self_holders:
                 handles = frozenset(h for o, sub in models for h in actual(o, sub))
                 if handles:
@@ -1125,6 +1157,13 @@ class ScopeWalker:
                                         bucket_view=bucket_view)
                     self._emit(event)
                     self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
+        if summary.methods is not None and summary.attributes:
+            kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
+            kept = {key: handles for key, handles in kept.items() if handles}
+            if kept:
+                # claimed by the name it is assigned to; the optimizers handed in are the object's too
+                handed = tuple({id(h): h for h in passed + self._made_in_args}.values())
+                self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
         if summary.constructed:
             return self._construct(call, summary, actual)
         if summary.holder is not None:
@@ -1182,6 +1221,8 @@ class ScopeWalker:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
         holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
+        if id(call) in self._built:
+            self._instances[new.obj] = self._built.pop(id(call))
         holders = []
         for inner, label, models, bucket_view, attribute in summary.constructed:
             handles = frozenset(
@@ -1307,6 +1348,11 @@ class ScopeWalker:
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+
+    def _instance_of(self, name: str):
+        """The class summary and attributes of the object a plain name holds, if it was built here."""
+        binding = self.env.get(name)
+        return self._instances.get(binding.handle.obj) if binding is not None else None
 
     def _held_holders(self) -> Tuple[HolderEvent, ...]:
         """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""

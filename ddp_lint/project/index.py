@@ -103,7 +103,10 @@ class ProjectIndex:
         path, inner = found
         if inner.count(".") > 1:
             return None
-        if inner and self._definition_halves(path, inner, True, 0) == (False, False):
+        if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not any(
+                # a class's other methods count for the objects it builds (`engine.prepare()`)
+                self._definition_halves(path, f"{inner}.{method}", True, 0) != (False, False)
+                for method in (self._class_methods(path, inner) if "." not in inner else ())):
             # Neither a holder nor a placement token in its text: its summary could hold nothing, and
             # parsing its module (LibCST) costs more than the rest of the file's analysis.
             return None
@@ -192,10 +195,19 @@ class ProjectIndex:
         here (the walker follows it once the file is parsed). `classes_only`: only calls of names
         spelled as classes are looked at."""
         halves: Dict[str, Tuple[bool, bool]] = {}
+        attribute_calls: Optional[Set[str]] = None
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
                 continue
             h, p = self._definition_halves(path, name, with_wraps, 0)
+            if name[:1].isupper() and not (h and p):
+                # `engine = Engine(model); engine.prepare()`: the methods the text calls on any object
+                # count, each by its own block (the walker follows those on objects the class built)
+                if attribute_calls is None:
+                    attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
+                for method in self._class_methods(path, name) & attribute_calls:
+                    mh, mp = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    h, p = h or mh, p or mp
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
         bases = self._base_classes(text, importer)
@@ -209,6 +221,13 @@ class ProjectIndex:
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
+
+    def _class_methods(self, path: str, name: str) -> Set[str]:
+        text = self._text(path)
+        block = _definition_block(text, name) if text is not None else None
+        if block is None or not block.startswith("class"):
+            return set()
+        return set(_DEFINED.findall(block)) - {"__init__"}
 
     def _base_classes(self, text: str, importer: str) -> Set:
         found: Set = set()
@@ -277,6 +296,7 @@ class ProjectIndex:
 
 
 _SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+_ATTRIBUTE_CALLS = re.compile(r"\w\.([A-Za-z_]\w*)\s*\(")
 _SUPER_CALL = re.compile(r"\bsuper\(\)\.([A-Za-z_]\w*)\s*\(")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)", re.MULTILINE)
