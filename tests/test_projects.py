@@ -143,3 +143,24 @@ def test_cache_follows_a_change_in_the_caller_module_only(tmp_path, capsys):
     assert _run_cli(tmp_path, capsys) == (0, [])  # from the cache
     _tree(tmp_path, "        self.model = model.to(device)\n")
     assert _run_cli(tmp_path, capsys) == both
+
+
+def test_a_notebook_follows_the_project_modules_it_imports(tmp_path, capsys):
+    import json
+
+    (tmp_path / "helpers.py").write_text("def to_gpu(model):\n    return model.cuda()\n")
+    cells = [
+        "import torch\nfrom helpers import to_gpu\nmodel = torch.nn.Linear(4, 2)",
+        "opt = torch.optim.Adagrad(model.parameters())",
+        "model = to_gpu(model)",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": text.splitlines(keepends=True)} for text in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "explore.ipynb").write_text(json.dumps(notebook))
+    code, found = _run_cli(tmp_path, capsys, "--no-cache")
+    assert (code, [c for _, _, c in found]) == (1, ["DDP002"])  # Adagrad's eager state, moved by the helper
+    (tmp_path / "helpers.py").write_text("def to_gpu(model):\n    return model\n")
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
