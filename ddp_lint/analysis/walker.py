@@ -608,6 +608,10 @@ class ScopeWalker:
         sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
         base = binding.handle
         if not binding.alts and not binding.element:
+            kept = self._instances[base.obj][1].get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
+            if kept:
+                # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`
+                return tuple(Handle(h.obj, h.sub + sub[1:], dotted) for h in kept)
             return (base if not sub and base.text == dotted else Handle(base.obj, base.sub + sub, dotted),)
         bases = (base,) + tuple(sorted(binding.alts - {base}, key=_handle_key))
         if binding.element:  # a loop's module is named as its container named it
@@ -1128,6 +1132,12 @@ class ScopeWalker:
             held = self._held_holders() + (instance[2] if instance is not None else ())
             if held:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
+        if instance is not None:
+            built = self.env.get(owner)
+            for key, method in summary.state_calls:  # `trainer.resume(path)` loading `self.opt`
+                for holder in built.holders if built is not None else ():
+                    if holder.attribute == key[5:]:
+                        self._emit(StateEvent(self._site(call, via=via), holder, method))
         if own:
             for key, method in summary.state_calls:
                 binding = self.env.get(key)

@@ -284,6 +284,13 @@ class ProjectIndex:
 
                 code = code_only(block)  # as the prefilter's code stage: docstrings and comments do nothing
                 result = token_halves(block if code is None else code, self.catalog, with_wraps)
+                if result != (True, True) and depth < 3:
+                    # what it calls of its own module counts (`self.opt = make_opt(net)` in `__init__`)
+                    defined = set(_TOP_LEVEL_DEF.findall(text))
+                    for callee in set(_PLAIN_CALL.findall(block if code is None else code)) & defined:
+                        if callee != class_name and result != (True, True):
+                            h, p = self._definition_halves(path, callee, with_wraps, depth + 1)
+                            result = (result[0] or h, result[1] or p)
             elif depth < 3:
                 # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
                 dotted = _imported_names(text).get(name)
@@ -296,6 +303,8 @@ class ProjectIndex:
 
 
 _SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+_TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
 _ATTRIBUTE_CALLS = re.compile(r"\w\.([A-Za-z_]\w*)\s*\(")
 _SUPER_CALL = re.compile(r"\bsuper\(\)\.([A-Za-z_]\w*)\s*\(")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
