@@ -1110,14 +1110,13 @@ class ScopeWalker:
             self.calls.append((key, self._placed_before(summary, actual)))
         via = f"{summary.name}()"
         passed = tuple(holder for _, value in args for holder in value.holders)
-        if not passed and summary.regroups and self._arrivals and any(
-                cat.receives_optimizer((dotted_name(arg.value) or "").rsplit(".", 1)[-1].lstrip("_")) for arg, _ in args):
+        named_optimizers = [text for text in (dotted_name(arg.value) or "" for arg, _ in args)
+                            if cat.receives_optimizer(text.rsplit(".", 1)[-1].lstrip("_"))]
+        if not passed and summary.regroups and self._arrivals and named_optimizers:
             # `prepare_fsdp_module(self.model, self.optimizers)` where `self.optimizers` is a property
             # over the optimizers this function was handed: the helper regroups them
             passed = self._arrivals
-        if summary.regroups and any(
-                cat.receives_optimizer((dotted_name(arg.value) or "").rsplit(".", 1)[-1].lstrip("_"))
-                and (dotted_name(arg.value) or "").startswith("self.") for arg, _ in args):
+        if summary.regroups and any(text.startswith("self.") for text in named_optimizers):
             self.syncs_self_optimizers = True
         if own and summary.syncs_self_optimizers:
             self.syncs_self_optimizers = True
