@@ -9,6 +9,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import cached_property
 from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 
 class HolderKind(str, Enum):
@@ -329,21 +330,30 @@ _WRAPPER_SUFFIXES: Tuple[Tuple[str, str], ...] = (
 # Methods a framework base class outside the checked tree runs on `self`, for a subclass that calls
 # them (`class MyStrategy(DDPStrategy)` calling `self.setup_optimizers(trainer)` then
 # `self.model_to_device()`: the order Lightning fixed in its own strategies, PR #11886). Keyed by the
-# packages the base class is imported from; each method names what it does to `self.model`.
-FRAMEWORK_BASE_PACKAGES: Tuple[str, ...] = (
-    "pytorch_lightning.plugins.", "pytorch_lightning.strategies.", "lightning.pytorch.strategies.",
-    "lightning.pytorch.plugins.",
-)
-FRAMEWORK_METHODS: Dict[str, Tuple[str, Placement]] = {
-    "model_to_device": ("self.model", Placement(MOVE, "self.model.to(self.root_device)")),
-    "configure_ddp": ("self.model", Placement(WRAP, "DistributedDataParallel(self.model)", sync_wrapper=True, ddp=True)),
+# class or package the base is imported from; each method says what it does to `self.model`: a
+# placement kind, `ddp` (wraps it in DDP), or `optimizer` (builds the optimizers on it, kept on
+# `self.optimizers`). `[tool.ddp-lint] extra-base-methods` adds more.
+OPTIMIZER_SETUP = "optimizer"
+DDP_WRAP = "ddp"
+_LIGHTNING_STRATEGY_METHODS: Dict[str, str] = {
+    "model_to_device": MOVE, "configure_ddp": DDP_WRAP, "setup_optimizers": OPTIMIZER_SETUP, "init_optimizers": OPTIMIZER_SETUP,
 }
-# ... and the ones that build the optimizers over `self.model`, kept on `self.optimizers`.
-FRAMEWORK_OPTIMIZER_SETUPS: FrozenSet[str] = frozenset({"setup_optimizers", "init_optimizers"})
+BASE_METHODS: Dict[str, Dict[str, str]] = {
+    package: _LIGHTNING_STRATEGY_METHODS
+    for package in ("pytorch_lightning.plugins", "pytorch_lightning.strategies", "lightning.pytorch.strategies",
+                    "lightning.pytorch.plugins")
+}
+# What the message calls each placement a base method makes.
+_BASE_METHOD_LABELS: Dict[str, str] = {MOVE: "self.model.to(...)", CAST: "a dtype cast of self.model",
+                                       REPLACE: "new parameters for self.model", WRAP: "a wrapper around self.model",
+                                       FSDP_ORIG: "FSDP(self.model, use_orig_params=True)",
+                                       DDP_WRAP: "DistributedDataParallel(self.model)"}
 
 
-def framework_base(qualified: str) -> bool:
-    return qualified.startswith(FRAMEWORK_BASE_PACKAGES)
+def base_method_placement(kind: str) -> Placement:
+    if kind == DDP_WRAP:
+        return Placement(WRAP, _BASE_METHOD_LABELS[kind], sync_wrapper=True, ddp=True)
+    return Placement(PlacementKind(kind), _BASE_METHOD_LABELS[kind])
 
 
 # Library calls that move the module they are handed when given a device (ignite's trainers).
@@ -536,6 +546,7 @@ class Catalog:
     call_placement_terminals: Mapping[str, str] = field(default_factory=lambda: dict(CALL_PLACEMENT_TERMINALS))
     managed_terminals: FrozenSet[str] = MANAGED_TERMINALS
     managed_qualified: FrozenSet[str] = frozenset()
+    base_methods: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: dict(BASE_METHODS))
 
     def extended(
         self,
@@ -543,8 +554,14 @@ class Catalog:
         placements: Mapping[str, str] = (),
         wrappers: Iterable[str] = (),
         managed: Iterable[str] = (),
+        base_methods: Mapping[str, str] = (),
     ) -> "Catalog":
-        """A catalog that also knows a team's own optimizer factories, placements, wrappers and managed calls."""
+        """A catalog that also knows a team's own optimizer factories, placements, wrappers, managed
+        calls and base-class methods (`"my_lib.BaseTrainer.to_device" = "move"`)."""
+        bases = {base: dict(methods) for base, methods in self.base_methods.items()}
+        for name, kind in dict(base_methods).items():
+            base, _, method = name.rpartition(".")
+            bases.setdefault(base, {})[method] = kind
         holders = dict(self.holders)
         holders.update({name: FACTORY for name in factories})
         calls = dict(self.call_placements)
@@ -557,7 +574,21 @@ class Catalog:
             holders=holders,
             call_placements=calls,
             managed_qualified=self.managed_qualified | frozenset(managed),
+            base_methods=bases,
         )
+
+    def base_method(self, base: str, method: str) -> Optional[str]:
+        """What `self.method()` does to `self.model` in a subclass of `base` (qualified), when the
+        catalog knows that base class or its package."""
+        for known, methods in self.base_methods.items():
+            if method in methods and (base == known or base.startswith(known + ".")):
+                return methods[method]
+        return None
+
+    @cached_property
+    def base_method_names(self) -> FrozenSet[str]:
+        """The names of the base-class methods that place the model (for the prefilter)."""
+        return frozenset(m for methods in self.base_methods.values() for m, kind in methods.items() if kind != OPTIMIZER_SETUP)
 
     def holder_kind(self, qualified: str) -> Optional[str]:
         kind = self.holders.get(qualified)
@@ -615,7 +646,7 @@ class Catalog:
                 r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
             ),
             placement_words=tuple(sorted(calls | {"deepcopy"} | {name.rsplit(".", 1)[-1] for name in DEVICE_KEYWORD_MOVES}
-                                         | set(FRAMEWORK_METHODS))),
+                                         | self.base_method_names)),
             holder_pattern=GENERIC_HOLDER_NAME,
             holder_words=_fewest_words(
                 {name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals) | set(OPTIMIZER_NAME_ENDINGS)

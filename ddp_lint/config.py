@@ -21,7 +21,7 @@ class ConfigError(Exception):
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extra-optimizer-factories", "extra-wrappers", "extra-managed-calls",
               "src")
-_KNOWN = set(_LIST_KEYS) | {"per-file-ignores", "extra-placements", "project"}
+_KNOWN = set(_LIST_KEYS) | {"per-file-ignores", "extra-placements", "extra-base-methods", "project"}
 _PLACEMENT_KINDS = {"move": MOVE, "cast": CAST, "replace": REPLACE, "wrap": WRAP, "fsdp-orig-params": FSDP_ORIG}
 
 
@@ -81,6 +81,13 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         raise ConfigError(
             f"{where}: [tool.ddp-lint] extra-placements must map qualified names to one of {', '.join(sorted(_PLACEMENT_KINDS))}"
         )
+    base_methods = table.get("extra-base-methods", {})
+    base_kinds = {**_PLACEMENT_KINDS, "ddp": "ddp", "optimizer": "optimizer"}
+    if not isinstance(base_methods, dict) or any(
+            not isinstance(k, str) or k.count(".") < 1 or v not in base_kinds for k, v in base_methods.items()):
+        raise ConfigError(
+            f"{where}: [tool.ddp-lint] extra-base-methods must map `pkg.Class.method` to one of {', '.join(sorted(base_kinds))}"
+        )
     if "project" in table and not isinstance(table["project"], bool):
         raise ConfigError(f"{where}: [tool.ddp-lint] project must be true or false")
     base = base or Settings()
@@ -95,6 +102,7 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         placements={name: _PLACEMENT_KINDS[kind] for name, kind in placements.items()},
         wrappers=table.get("extra-wrappers", ()),
         managed=table.get("extra-managed-calls", ()),
+        base_methods={name: base_kinds[kind] for name, kind in base_methods.items()},
     )
     return replace(
         base,

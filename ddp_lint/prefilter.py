@@ -230,7 +230,7 @@ class _Unit:
                 return
             if not self.holder and cat.is_generic_holder_name(dotted.rsplit(".", 1)[-1]):
                 self.holder = True
-            if dotted.startswith("self.") and dotted[5:] in cat.FRAMEWORK_METHODS:
+            if dotted.startswith("self.") and dotted[5:] in catalog.base_method_names:
                 self.placement = True  # a framework base class's method (the engine checks the base)
             for qualified in _qualified(dotted, aliases):
                 if not self.holder and (catalog.holder_kind(qualified) is not None or qualified in catalog.holders):

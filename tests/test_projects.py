@@ -164,3 +164,37 @@ def test_a_notebook_follows_the_project_modules_it_imports(tmp_path, capsys):
     assert (code, [c for _, _, c in found]) == (1, ["DDP002"])  # Adagrad's eager state, moved by the helper
     (tmp_path / "helpers.py").write_text("def to_gpu(model):\n    return model\n")
     assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
+
+
+def test_base_class_methods_outside_the_tree_come_from_the_config(tmp_path, capsys):
+    # The base class lives in an installed library: only the catalog can say what its methods do.
+    (tmp_path / "trainer.py").write_text(
+        "from my_lib.trainer import BaseTrainer\n\n\nclass Trainer(BaseTrainer):\n"
+        "    def fit(self):\n        self.build_optimizers()\n        self.to_device()\n"
+    )
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ddp-lint]\nextra-base-methods = { "my_lib.trainer.BaseTrainer.build_optimizers" = "optimizer",'
+        ' "my_lib.trainer.BaseTrainer.to_device" = "move" }\n'
+    )
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (1, [("trainer.py", 6, "DDP101")])
+    # another library's class with the same method names is not described
+    (tmp_path / "trainer.py").write_text(
+        (tmp_path / "trainer.py").read_text().replace("from my_lib.trainer import", "from other_lib import")
+    )
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (0, [])
+
+
+def test_a_wrong_base_method_kind_is_a_one_line_config_error(tmp_path, capsys):
+    from ddp_lint.cli import main
+
+    (tmp_path / "pyproject.toml").write_text('[tool.ddp-lint]\nextra-base-methods = { "my_lib.Base.go" = "teleport" }\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["--no-cache", "."])
+    finally:
+        os.chdir(cwd)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "extra-base-methods" in err and len(err.splitlines()) == 1

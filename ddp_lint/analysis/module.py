@@ -63,7 +63,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
         method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker,
-                                        _bases(klass, classes, imports, new_walker, project, path))
+                                        _bases(klass, classes, imports, new_walker, project, path, catalog))
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
@@ -123,6 +123,7 @@ class ModuleSummaries:
         self.functions = _LazyFunctions(functions, new_walker)
         self.constructors = _LazyConstructors(classes, new_walker)
         self._imports, self._project, self._path = imports, project, path
+        self._catalog = catalog
         self._classes = classes
         self._new_walker = new_walker
         self._methods: Dict[str, "_LazySummaries"] = {}
@@ -136,7 +137,8 @@ class ModuleSummaries:
         if class_name not in self._methods:
             methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)}
             self._methods[class_name] = _LazySummaries(
-                methods, self._new_walker, _bases(klass, self._classes, self._imports, self._new_walker, self._project, self._path))
+                methods, self._new_walker, _bases(klass, self._classes, self._imports, self._new_walker, self._project, self._path,
+                                               self._catalog))
         return self._methods[class_name].get(name)
 
     def get(self, name: str) -> Optional[HelperSummary]:
@@ -229,7 +231,8 @@ class _LazySummaries(_Lazy):
         return self._inherited(name) if self._inherited is not None else None
 
 
-def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path):
+def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path,
+           catalog: cat.Catalog):
     """Looks a method up in a class's bases, in order: a class of this file, or one an import brings
     in from the project (`from .base import BaseStrategy`)."""
     names = [dotted for dotted in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if dotted]
@@ -244,14 +247,14 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
                     body = suite_body(classes[base].body)
                     methods = {d.name.value: d for d in _definitions(body) if isinstance(d, cst.FunctionDef)}
                     local[base] = _LazySummaries(methods, new_walker,
-                                                 _bases(classes[base], classes, imports, new_walker, project, path))
+                                                 _bases(classes[base], classes, imports, new_walker, project, path, catalog))
                 summary = local[base].get(name)
             elif project is not None and imports.imported_name(base):
                 summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
             else:
                 summary = None
-            if summary is None and cat.framework_base(imports.qualify(base)):
-                summary = _framework_method(name)
+            if summary is None:
+                summary = _base_method(catalog.base_method(imports.qualify(base), name), name)
             if summary is not None:
                 return summary
         return None
@@ -259,21 +262,20 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
     return inherited
 
 
-def _framework_method(name: str) -> Optional[HelperSummary]:
-    """A summary, from the catalog, of a method a framework base class outside the tree defines."""
+def _base_method(kind: Optional[str], name: str) -> Optional[HelperSummary]:
+    """A summary, from the catalog, of a method that a base class outside the tree defines."""
+    if kind is None:
+        return None
     model = Origin("self", "self.model")
     summary = HelperSummary(name)
-    if name in cat.FRAMEWORK_METHODS:
-        _, placement = cat.FRAMEWORK_METHODS[name]
-        site = Site(0, cst.Name(name), ())
-        event = PlacementEvent(site, Handle(-1, (), "self.model"), placement.kind, placement.label,
-                               placement.sync_wrapper, placement.ddp, operation=name)
-        summary.placements.append((model, (), event))
-        return summary
-    if name in cat.FRAMEWORK_OPTIMIZER_SETUPS:
+    if kind == cat.OPTIMIZER_SETUP:
         summary.self_holders.append((cat.FACTORY, "the base class's optimizers", [(model, ())], False, "self.optimizers"))
         return summary
-    return None
+    placement = cat.base_method_placement(kind)
+    event = PlacementEvent(Site(0, cst.Name(name), ()), Handle(-1, (), "self.model"), placement.kind, placement.label,
+                           placement.sync_wrapper, placement.ddp, operation=name)
+    summary.placements.append((model, (), event))
+    return summary
 
 
 def _dotted(node: cst.CSTNode) -> Optional[str]:
