@@ -194,7 +194,7 @@ class ScopeWalker:
         # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
         self._instances: Dict[int, Instance] = {}
         self._built: Dict[int, Instance] = {}  # by the constructor call, until a name takes the object
-        self._made_in_args: Tuple[HolderEvent, ...] = ()  # see _eval_call
+        self._args_from = 0  # where the current call's argument events start in scope.events
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
@@ -409,7 +409,7 @@ class ScopeWalker:
         for conjunct in operands(test, cst.And):
             names = set(_dotted_names(conjunct))
             arrived = [a for a in self._arrivals
-                       if a.var in names or any(a in self.env[n].holders for n in names if n in self.env)]
+                       if a.var in names or any(h is a for n in names if n in self.env for h in self.env[n].holders)]
             if arrived:
                 about.extend(arrived)
             else:
@@ -807,8 +807,7 @@ class ScopeWalker:
             receiver = self._eval(func)
         first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
-        # holders built inside the arguments, even in a list (`State(model, [AdamW(...)])`)
-        self._made_in_args = tuple(e for e in self.scope.events[first_event:] if isinstance(e, HolderEvent))
+        self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
         arrived = tuple(h for _, value in args for h in value.holders if h.arrives)
         if arrived and self._rebinds_passed_holder(call, arrived):
             # `optimizer = OptimizerWrapper(optimizer)` in a function handed both: it owns the order
@@ -1171,7 +1170,9 @@ class ScopeWalker:
             kept = {key: handles for key, handles in kept.items() if handles}
             if kept:
                 # claimed by the name it is assigned to; the optimizers handed in are the object's too
-                handed = tuple({id(h): h for h in passed + self._made_in_args}.values())
+                # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
+                made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
+                handed = tuple({id(h): h for h in (*passed, *made)}.values())
                 self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
         if summary.constructed:
             return self._construct(call, summary, actual)
