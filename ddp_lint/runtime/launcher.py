@@ -3,6 +3,11 @@
 torchrun puts each worker in its own session, so killing torchrun's process group does not reach
 the workers. On a timeout the launcher therefore collects the whole process tree first, asks
 torchrun to stop, and then kills every process of the tree and their groups.
+
+The timeout counts from the launch. With `LaunchSpec.start_timeout` set it counts instead from the
+moment every rank has written its start record (Python started, torch imported, the monitor
+installed), which takes from seconds to minutes depending on the machine's load; the ranks then get
+`start_timeout` seconds from the launch to get there.
 """
 from __future__ import annotations
 
@@ -17,16 +22,17 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Deque, Dict, List, Optional, TextIO
+from typing import Deque, Dict, List, Optional, TextIO, Tuple
 
 from .config import MonitorConfig
-from .records import read_records
+from .records import START, read_records
 
 # The directory that holds the `ddp_lint` package, put first on the ranks' PYTHONPATH so they
 # import the same ddp_lint as the parent, installed or not.
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_EXIT_CODE = 124
 _GRACE_SECONDS = 5.0
+_START_POLL_SECONDS = 0.1
 
 
 @dataclass
@@ -36,6 +42,10 @@ class LaunchSpec:
     nproc: int = 1
     launcher: str = "auto"  # "auto" | "torchrun" | "direct"
     timeout: float = 600.0
+    # None: `timeout` counts from the launch. A number: `timeout` counts from the moment every rank
+    # has written its start record, and the run is stopped (as timed out) if that has not happened
+    # this many seconds after the launch.
+    start_timeout: Optional[float] = None
     config: MonitorConfig = field(default_factory=MonitorConfig)
     python: str = sys.executable
     echo: Optional[TextIO] = None  # where the script's output is copied as it runs
@@ -54,6 +64,9 @@ class LaunchResult:
     records: Dict[int, List[Dict[str, object]]]
     command: List[str]
     killed: List[int] = field(default_factory=list)
+    # Seconds from the launch until every rank had written its start record; only measured with
+    # `LaunchSpec.start_timeout` (None otherwise, and when some rank never started).
+    all_started_after: Optional[float] = None
 
 
 def free_port() -> int:
@@ -222,6 +235,41 @@ def _pump(stream: "TextIO", tail: Deque[str], echo: Optional[TextIO]) -> None:
                 echo = None
 
 
+def _all_started(out_dir: str, nproc: int) -> bool:
+    records = read_records(out_dir)
+    return all(any(row.get("kind") == START for row in records.get(rank, ())) for rank in range(nproc))
+
+
+def _wait(proc: "subprocess.Popen[str]", spec: LaunchSpec, out_dir: str,
+          started: float) -> Tuple[bool, Optional[float]]:
+    """Wait for the script to end or run out of time: (timed out, when every rank had started).
+
+    When every rank had started is measured (in seconds after the launch) only with start_timeout.
+    """
+    if spec.start_timeout is None:
+        try:
+            proc.wait(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            return True, None
+        return False, None
+    start_deadline = started + spec.start_timeout
+    while not _all_started(out_dir, spec.nproc):
+        left = start_deadline - time.monotonic()
+        if left <= 0:
+            return True, None
+        try:
+            proc.wait(timeout=min(_START_POLL_SECONDS, left))
+            return False, None  # ended before every rank started (a crash, a bad script path)
+        except subprocess.TimeoutExpired:
+            pass
+    all_started_after = time.monotonic() - started
+    try:
+        proc.wait(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        return True, all_started_after
+    return False, all_started_after
+
+
 def launch(spec: LaunchSpec) -> LaunchResult:
     """Run the script under the monitor and collect every rank's records."""
     command = build_command(spec)
@@ -236,15 +284,14 @@ def launch(spec: LaunchSpec) -> LaunchResult:
         assert proc.stdout is not None
         reader = threading.Thread(target=_pump, args=(proc.stdout, tail, spec.echo), daemon=True)
         reader.start()
-        timed_out, killed = False, []
+        killed: List[int] = []
         try:
-            proc.wait(timeout=spec.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            killed = terminate_tree(proc)
+            timed_out, all_started_after = _wait(proc, spec, out_dir, started)
         except BaseException:
             terminate_tree(proc)
             raise
+        if timed_out:
+            killed = terminate_tree(proc)
         reader.join(timeout=_GRACE_SECONDS)
         records = read_records(out_dir)
         if reader.is_alive():
@@ -262,4 +309,5 @@ def launch(spec: LaunchSpec) -> LaunchResult:
             records=records,
             command=command,
             killed=killed,
+            all_started_after=all_started_after,
         )
