@@ -8,7 +8,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["ddp_lint", "ddp_lint.*"]),
-    install_requires=["libcst>=1.1", "tomli>=1.1; python_version < '3.11'"],
+    install_requires=["libcst>=1.1", "pathspec>=0.12", "tomli>=1.1; python_version < '3.11'"],
     extras_require={
         "runtime": ["torch>=2.1", "numpy"],
         "test": ["pytest>=7", "hypothesis>=6", "flake8>=6", "pre-commit>=3", "sarif-tools>=3", "nbformat>=5"],

@@ -6,22 +6,39 @@ input errors (other files are still checked).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from dataclasses import replace
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from . import __version__
-from .config import ConfigError, find_config, load_config
-from .discovery import discover
+from .config import ConfigError
+from .pipeline import CHECK, DIFF, FIX, FileReport, process
 from .report import github, json_format, text
 from .report.model import RunResult
 from .rules import RULES, all_rules, documentation
-from .runner import CHECK, DIFF, FIX, FileReport, process, strip_for_transfer
-from .settings import Selection, Settings
+from .settings import selector_problem
+from .workspace.configs import Overrides, Resolver
+from .workspace.files import Discovery
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "run", "verify")
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "text")
+
+DESCRIPTION = """\
+Find PyTorch optimizers built before their model is moved, cast, replaced or wrapped.
+
+commands:
+  ddp-lint [check] [PATHS...]   check .py and .ipynb files (the default command; see the options below)
+  ddp-lint rules [--output-format text|json]   list the rules
+  ddp-lint rule CODE            a rule's documentation
+  ddp-lint run SCRIPT [ARGS]    run a training script with the runtime monitor in every rank (needs torch)
+  ddp-lint verify SCRIPT [ARGS] run a script and its fixed copy, and compare them (needs torch)
+"""
+EPILOG = """\
+exit codes: 0 no findings; 1 findings (or fixes, with --exit-non-zero-on-fix); 2 usage, configuration or
+input errors (the other files are still checked); 130 interrupted.
+"""
 
 
 class UsageError(Exception):
@@ -33,14 +50,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _codes(values: Optional[List[str]]) -> Optional[Tuple[str, ...]]:
+def _codes(values: Optional[List[str]], option: str) -> Optional[Tuple[str, ...]]:
+    """Comma-separated selectors, each naming a rule or a prefix of one (a typo is an error, not a
+    silent no-op that turns the linter off)."""
     if values is None:
         return None
-    codes = tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
-    for code in codes:
-        if code != "ALL" and not code.startswith("DDP"):
-            raise UsageError(f"unknown rule selector {code!r} (codes look like DDP101, prefixes like DDP1, or ALL)")
-    return codes
+    codes = []
+    for value in values:
+        for code in value.split(","):
+            code = code.strip()
+            problem = selector_problem(code)
+            if problem is not None:
+                raise UsageError(f"{option}: {problem}")
+            codes.append(code)
+    return tuple(codes)
 
 
 def _jobs(value: str) -> int:
@@ -57,28 +80,51 @@ def _jobs(value: str) -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ddp-lint check", add_help=True)
-    parser.add_argument("paths", nargs="*", default=None)
-    parser.add_argument("--select", action="append")
-    parser.add_argument("--ignore", action="append")
-    parser.add_argument("--extend-select", action="append")
-    parser.add_argument("--exclude", action="append", default=[])
-    parser.add_argument("--output-format", choices=("text", "json", "sarif", "github"), default="text")
-    parser.add_argument("--exit-zero", action="store_true")
-    parser.add_argument("--fix", action="store_true")
-    parser.add_argument("--diff", action="store_true")
-    parser.add_argument("--unsafe-fixes", action="store_true")
-    parser.add_argument("--exit-non-zero-on-fix", action="store_true")
-    parser.add_argument("-j", "--jobs", type=_jobs, default="auto", help="processes: a number, or auto (one per CPU)")
-    parser.add_argument("--no-cache", action="store_true")
-    parser.add_argument("--cache-dir", default=None)
-    parser.add_argument("--config", default=None, help="pyproject.toml to read instead of searching")
-    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
-    parser.add_argument("--no-project", action="store_true",
-                        help="check each file alone, not following calls into the project's other modules")
-    parser.add_argument("--stdin-filename", default=None)
-    parser.add_argument("--show-source", dest="show_source", action="store_true", default=None)
-    parser.add_argument("--no-show-source", dest="show_source", action="store_false")
+    parser = _Parser(prog="ddp-lint", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", default=None, metavar="PATH",
+                        help="files or folders to check (default: .); - reads stdin")
+    rules = parser.add_argument_group("rule selection (codes like DDP101, prefixes like DDP1, or ALL)")
+    rules.add_argument("--select", action="append", metavar="CODES", help="the rules to run, comma separated")
+    rules.add_argument("--ignore", action="append", metavar="CODES", help="rules to leave out")
+    rules.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add to the selection")
+    files = parser.add_argument_group("file selection")
+    files.add_argument("--exclude", action="append", metavar="GLOB",
+                       help="exclude these (.gitignore-style globs), instead of the defaults (build, dist, .venv, ...)")
+    files.add_argument("--extend-exclude", action="append", metavar="GLOB", help="exclude these too")
+    files.add_argument("--force-exclude", dest="force_exclude", action="store_true", default=None,
+                       help="apply the exclusions to files named on the command line too (as pre-commit needs)")
+    files.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
+    files.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None,
+                       help="skip files that .gitignore ignores (the default)")
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
+    files.add_argument("--stdin-filename", default=None, metavar="PATH",
+                       help="the path stdin stands for (configuration, per-file ignores, output); with no PATH, reads stdin")
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full",
+                        help="full (default: each finding, its explanation, related lines and fix), concise (one line "
+                             "each), json, sarif, github (text is full)")
+    output.add_argument("--show-source", dest="show_source", action="store_true", default=None,
+                        help="show the source lines (default: on a terminal)")
+    output.add_argument("--no-show-source", dest="show_source", action="store_false")
+    output.add_argument("--statistics", action="store_true", help="count the findings by rule instead of listing them")
+    output.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    fixing = parser.add_argument_group("fixing")
+    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes")
+    fixing.add_argument("--diff", action="store_true", help="show the fixes as a diff, change nothing")
+    fixing.add_argument("--unsafe-fixes", action="store_true", help="apply (or show) the unsafe fixes too")
+    fixing.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was fixed")
+    run = parser.add_argument_group("run")
+    run.add_argument("-j", "--jobs", type=_jobs, default="auto", metavar="N|auto",
+                     help="processes: a number, or auto (one per usable CPU)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    run.add_argument("--cache-dir", default=None, metavar="DIR", help="the results cache's folder (default .ddp_lint_cache)")
+    run.add_argument("--config", default=None, metavar="FILE",
+                     help="the configuration for every file (pyproject.toml or ddp-lint.toml), instead of searching")
+    run.add_argument("--isolated", action="store_true", help="read no configuration file")
+    run.add_argument("--no-project", action="store_true",
+                     help="check each file alone, not following calls into the project's other modules")
     parser.add_argument("--version", action="version", version=f"ddp-lint {__version__}")
     return parser
 
@@ -104,9 +150,7 @@ def _dispatch(argv: List[str]) -> int:
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
     rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
     if command == "rules":
-        for rule in all_rules():
-            print(f"{rule.code}  {rule.severity:<7}  {rule.name}")
-        return EXIT_CLEAN
+        return _rules(rest)
     if command == "rule":
         if len(rest) != 1:
             raise UsageError("usage: ddp-lint rule CODE")
@@ -124,38 +168,57 @@ def _dispatch(argv: List[str]) -> int:
     return check(_check_parser().parse_args(rest))
 
 
-def _settings(args: argparse.Namespace, paths: Iterable[str]) -> Tuple[Settings, str]:
-    settings, root = Settings(), os.getcwd()
-    if not args.isolated:
-        path = args.config or find_config([p for p in paths if p != "-"] or ["."])
-        if args.config and not os.path.isfile(args.config):
-            raise ConfigError(f"{args.config}: no such file")
-        if path:
-            settings, root = load_config(path)
-    selection = settings.selection
-    select = _codes(args.select)
-    selection = Selection(
-        select=select if select is not None else selection.select,
-        ignore=selection.ignore + (_codes(args.ignore) or ()),
-        extend_select=selection.extend_select + (_codes(args.extend_select) or ()),
+def _rules(argv: List[str]) -> int:
+    parser = _Parser(prog="ddp-lint rules", description="List the rules.")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    from .rules.table import DEFAULT_SELECT
+
+    rules = all_rules()
+    if args.output_format == "json":
+        from .settings import Selection
+
+        default = Selection(select=DEFAULT_SELECT)
+        print(json.dumps([
+            {"code": rule.code, "name": rule.name, "severity": rule.severity, "default": default.enabled(rule.code),
+             "summary": documentation(rule.code).splitlines()[0], "documentation": documentation(rule.code)}
+            for rule in rules
+        ], indent=2))
+    else:
+        for rule in rules:
+            print(f"{rule.code}  {rule.severity:<7}  {rule.name}")
+    return EXIT_CLEAN
+
+
+def _overrides(args: argparse.Namespace) -> Overrides:
+    exclude = tuple(g for v in args.exclude for g in v.split(",") if g.strip()) if args.exclude else None
+    return Overrides(
+        select=_codes(args.select, "--select"),
+        ignore=_codes(args.ignore, "--ignore") or (),
+        extend_select=_codes(args.extend_select, "--extend-select") or (),
+        exclude=exclude,
+        extend_exclude=tuple(g for v in (args.extend_exclude or ()) for g in v.split(",") if g.strip()),
+        force_exclude=args.force_exclude,
+        respect_gitignore=args.respect_gitignore,
+        project=False if args.no_project else None,
     )
-    settings = replace(settings, selection=selection, exclude=settings.exclude + tuple(args.exclude))
-    if args.no_project:
-        settings = replace(settings, project=False)
-    return settings, root
 
 
 def check(args: argparse.Namespace) -> int:
     from .project.index import forget
 
     forget()  # summaries of other modules are this run's, read from the files as they are now
-    paths = args.paths or ["."]
-    settings, root = _settings(args, paths)
+    if args.output_format == "text":
+        args.output_format = "full"
+    resolver = Resolver(args.config, args.isolated, _overrides(args))
+    paths = args.paths or ([] if args.stdin_filename else ["."])
+    if args.stdin_filename and not paths:
+        paths = ["-"]  # as ruff: naming stdin's file means reading stdin, never the folder
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     result = RunResult(mode=mode, unsafe_fixes=args.unsafe_fixes)
-    files, missing = discover(paths, settings.exclude)
-    result.errors.extend(missing)
-    reports = _run(files, settings, mode, args, root)
+    files, errors = Discovery(resolver).files(paths)
+    result.errors.extend(errors)
+    reports = _run(files, resolver, mode, args)
     outputs = []
     for report in reports:
         result.files += 1
@@ -179,26 +242,32 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespace, root: str) -> List[FileReport]:
-    from .cache import Cache
+def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespace) -> List[FileReport]:
+    from .cache import Cache, settings_fingerprint
 
-    cache = None if args.no_cache or mode != CHECK else Cache.open(args.cache_dir, settings)
+    edits = args.output_format in ("json", "sarif")
+    cache = None if args.no_cache or mode != CHECK else Cache.open(args.cache_dir)
     reports: List[FileReport] = []
     todo: List[str] = []
+    fingerprints = {}
     for path in files:
         if path == "-":
             raw = sys.stdin.buffer.read()
             display = args.stdin_filename or "-"
-            report = process(display, settings, mode, args.unsafe_fixes, raw=raw, root=root)
-            report.from_stdin = True
-            reports.append(report)
+            resolved = resolver.for_path(display)
+            if resolved.settings.force_exclude and display != "-" and Discovery(resolver).excluded_path(display):
+                continue  # pre-commit style: an excluded name is not checked, not even from stdin
+            reports.append(process(display, resolved.settings, resolved.root, mode, args.unsafe_fixes, raw=raw,
+                                   edits=edits))
             continue
-        cached = cache.get(path) if cache is not None else None
-        if cached is not None:
-            reports.append(cached)
-        else:
-            todo.append(path)
-    job = (settings, mode, args.unsafe_fixes, root)
+        if cache is not None:
+            fingerprints[path] = settings_fingerprint(resolver.for_path(path).settings, edits)
+            cached = cache.get(path, fingerprints[path])
+            if cached is not None:
+                reports.append(cached)
+                continue
+        todo.append(path)
+    job = (resolver, mode, args.unsafe_fixes, edits)
     if args.jobs > 1 and len(todo) > 1:
         from .parallel import check_in_processes
 
@@ -208,7 +277,7 @@ def _run(files: List[str], settings: Settings, mode: str, args: argparse.Namespa
         fresh = [_work(path, job) for path in todo]
     if cache is not None:
         for report in fresh:
-            cache.put(report)
+            cache.put(report, fingerprints[report.path])
         cache.flush()
     return reports + fresh
 
@@ -221,12 +290,14 @@ def _size(path: str) -> int:
 
 
 def _work(path: str, job: tuple) -> FileReport:
-    settings, mode, unsafe, root = job
+    resolver, mode, unsafe, edits = job
     try:
-        report = process(path, settings, mode, unsafe, root=root)
+        resolved = resolver.for_path(path)
+        return process(path, resolved.settings, resolved.root, mode, unsafe, edits=edits)
+    except ConfigError as exc:
+        return FileReport(path, error=f"configuration error: {exc}")
     except Exception as exc:  # a bug in ddp-lint costs this file, not the run's other results
         return FileReport(path, error=f"internal error: {type(exc).__name__}: {exc} (please report it)")
-    return strip_for_transfer(report)
 
 
 def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode: str) -> None:
@@ -246,8 +317,9 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
             print(rendered, file=report_stream)
     else:
         show = args.show_source if args.show_source is not None else report_stream.isatty()
-        sources = _sources(result) if show else None
-        rendered = text.render(result, show, sources, dry_run=mode == DIFF)
+        sources = _sources(result) if show and args.output_format == "full" else None
+        rendered = text.render(result, show, sources, dry_run=mode == DIFF, concise=args.output_format == "concise",
+                               statistics=args.statistics, quiet=args.quiet)
         if rendered:
             print(rendered, file=report_stream)
 

@@ -1,65 +1,27 @@
-"""`[tool.ddp-lint]` in pyproject.toml: found by walking up from the checked paths, strictly validated."""
+"""The `[tool.ddp-lint]` table (or a `ddp-lint.toml`) read into Settings, strictly validated.
+
+Which file governs which folder is `workspace.configs`; this module only reads one table.
+"""
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from .catalog import CAST, FSDP_ORIG, MOVE, REPLACE, WRAP
-from .settings import Selection, Settings
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
+from .settings import Selection, Settings, selector_problem
 
 
 class ConfigError(Exception):
     """Invalid configuration; the message is one line naming the file and the key."""
 
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extra-optimizer-factories", "extra-wrappers", "extra-managed-calls",
-              "src")
-_KNOWN = set(_LIST_KEYS) | {"per-file-ignores", "extra-placements", "extra-base-methods", "project"}
+_SELECTOR_KEYS = ("select", "ignore", "extend-select")
+_LIST_KEYS = _SELECTOR_KEYS + ("exclude", "extend-exclude", "extra-optimizer-factories", "extra-wrappers",
+                               "extra-managed-calls", "src")
+_BOOL_KEYS = ("project", "force-exclude", "respect-gitignore")
+_KNOWN = set(_LIST_KEYS) | set(_BOOL_KEYS) | {"per-file-ignores", "extra-placements", "extra-base-methods"}
 _PLACEMENT_KINDS = {"move": MOVE, "cast": CAST, "replace": REPLACE, "wrap": WRAP, "fsdp-orig-params": FSDP_ORIG}
-
-
-def find_config(paths: Iterable[str]) -> Optional[str]:
-    """The nearest pyproject.toml with a [tool.ddp-lint] table above the first path (or the cwd)."""
-    start = os.path.abspath(next(iter(paths), "."))
-    directory = start if os.path.isdir(start) else os.path.dirname(start)
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate) and _has_table(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
-def _has_table(path: str) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return b"ddp-lint" in handle.read()
-    except OSError:
-        return False
-
-
-def load_config(path: str, base: Optional[Settings] = None) -> Tuple[Settings, str]:
-    """Settings from a pyproject.toml; returns them with the folder that per-file patterns are relative to."""
-    try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    table = document.get("tool", {}).get("ddp-lint")
-    if table is None:
-        return base or Settings(), os.path.dirname(os.path.abspath(path))
-    return settings_from_table(table, path, base), os.path.dirname(os.path.abspath(path))
 
 
 def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settings] = None) -> Settings:
@@ -88,8 +50,15 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         raise ConfigError(
             f"{where}: [tool.ddp-lint] extra-base-methods must map `pkg.Class.method` to one of {', '.join(sorted(base_kinds))}"
         )
-    if "project" in table and not isinstance(table["project"], bool):
-        raise ConfigError(f"{where}: [tool.ddp-lint] project must be true or false")
+    for key in _BOOL_KEYS:
+        if key in table and not isinstance(table[key], bool):
+            raise ConfigError(f"{where}: [tool.ddp-lint] {key} must be true or false")
+    for key in _SELECTOR_KEYS:
+        for selector in table.get(key, ()):
+            _check_selector(selector, where, key)
+    for pattern, codes in per_file.items():
+        for selector in codes:
+            _check_selector(selector, where, f"per-file-ignores {pattern!r}")
     base = base or Settings()
     folder = os.path.dirname(os.path.abspath(where))
     selection = Selection(
@@ -110,6 +79,15 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         catalog=catalog,
         per_file_ignores={k: tuple(v) for k, v in per_file.items()},
         exclude=tuple(table.get("exclude", base.exclude)),
+        extend_exclude=base.extend_exclude + tuple(table.get("extend-exclude", ())),
+        force_exclude=table.get("force-exclude", base.force_exclude),
+        respect_gitignore=table.get("respect-gitignore", base.respect_gitignore),
         src=tuple(os.path.join(folder, p) for p in table["src"]) if "src" in table else base.src,
         project=table.get("project", base.project),
     )
+
+
+def _check_selector(selector: str, where: str, key: str) -> None:
+    problem = selector_problem(selector)
+    if problem is not None:
+        raise ConfigError(f"{where}: [tool.ddp-lint] {key}: {problem}")

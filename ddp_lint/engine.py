@@ -1,10 +1,15 @@
-"""Lints one source text: prefilter, parse, analyse, run the selected rules, place and filter findings."""
+"""Lints one program text: prefilter, parse, analyse, run the selected rules, and return diagnostics.
+
+A diagnostic is plain positions in the program plus the rule's words and a reference for fixing
+(the fix plan, or why there is none). What happens next is the pipeline's: `# noqa`, fix edits,
+rendering positions for the document, the wire format. Nothing here imports the fixer's rewriting
+or any front end."""
 from __future__ import annotations
 
+import ast
 import gc
-import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Union
 
 import libcst as cst
@@ -17,25 +22,72 @@ from .analysis.walker import placement_signature
 from .rules import RULES
 from .rules.base import RuleHit
 from .settings import Settings
-from .findings import Finding, Related
-from .source import InputError, decode
+from .findings import Related
+from .documents.python import InputError, decode
+from .lines import LineNumber, line_ref
 from .prefilter import settings_could_match
 
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
+
+@dataclass
+class Diagnostic:
+    """One finding in program coordinates, with the parse-tree references the fixer needs."""
+
+    path: str
+    line: int  # 1-based, first line of the reported statement
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    severity: str
+    explanation: str
+    related: List[Related] = field(default_factory=list)
+    summary: str = ""
+    hit: Optional[RuleHit] = field(default=None, repr=False, compare=False)
+    plan: Optional[object] = field(default=None, repr=False, compare=False)  # FixPlan, Refusal or None
+
+    @property
+    def fix(self) -> Optional[dict]:
+        """The fix as data (no edit: computing one is the pipeline's, when an output needs it)."""
+        from .fixer.planner import Refusal
+
+        if self.plan is None:
+            return None
+        if isinstance(self.plan, Refusal):
+            return {"available": False, "reason": self.plan.reason}
+        fix = {"available": True, "applicability": "safe" if self.plan.safe else "unsafe",
+               "message": self.plan.description}
+        if not self.plan.safe:
+            fix["reason"] = self.plan.unsafe_reason
+        return fix
+
+    @property
+    def message(self) -> str:
+        """The explanation with what keeps `--fix` from applying, as the text output shows it."""
+        from .fixer.planner import Refusal
+
+        if isinstance(self.plan, Refusal):
+            return f"{self.explanation} (no automatic fix: {self.plan.reason})"
+        if self.plan is not None and not self.plan.safe:
+            return f"{self.explanation} (unsafe fix: {self.plan.unsafe_reason})"
+        return self.explanation
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code)
 
 
 @dataclass
 class Parsed:
-    """A parsed file with the analysis results the fixer needs alongside the findings."""
+    """A parsed program with its diagnostics; the fixer rewrites the same tree."""
 
     module: cst.Module
-    findings: List[Finding]
+    findings: List[Diagnostic]
 
 
 def lint_source(
     source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True,
     project=None,
-) -> List[Finding]:
+) -> List[Diagnostic]:
     return analyse_source(source, path, settings, prefilter, project).findings
 
 
@@ -73,31 +125,31 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 def parse(text: str) -> cst.Module:
+    """LibCST's tree of a program that Python's own parser accepts.
+
+    Python's parser goes first: what it rejects is an input error in CPython's words, and it rejects
+    what would overflow LibCST's native parser (a 1,500-deep bracket nesting or a 20,000-term sum
+    kill the process with a segfault there; Python refuses nesting past 200 and trees past its
+    recursion limit with an exception)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        raise InputError(f"syntax error at {line_ref(exc.lineno or 1)}, column {exc.offset or 1}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise InputError("file too deeply nested to parse (Python's own parser refuses it)") from None
+    except ValueError as exc:  # NUL bytes and the like
+        raise InputError(f"cannot parse: {exc}") from None
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise InputError(_syntax_message(text, exc)) from None
+        first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+        raise InputError(f"syntax error at {line_ref(exc.raw_line)}, column {exc.raw_column + 1}: {first}") from None
     except (RecursionError, MemoryError):
         raise InputError("file too deeply nested to parse") from None
 
 
-def _syntax_message(text: str, error: cst.ParserSyntaxError) -> str:
-    """CPython's own wording and position where it has one; LibCST's otherwise."""
-    import ast
-
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return f"syntax error at line {exc.lineno}, column {exc.offset or 1}: {exc.msg}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    first = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-    return f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {first}"
-
-
-def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None) -> List[Finding]:
-    from .fixer.apply import edit_for  # the fixer imports this module
-    from .fixer.planner import Refusal, plan_fix
+def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None) -> List[Diagnostic]:
+    from .fixer.planner import plan_fix
 
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:
@@ -112,7 +164,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         return positions[0]
 
     def line_of(node: cst.CSTNode) -> int:
-        return ensure_positions()[node].start.line
+        return LineNumber(ensure_positions()[node].start.line)
 
     hits: List[RuleHit] = []
     for scope in analysis.scopes:
@@ -126,7 +178,6 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, analysis, project)]
     if not hits:
         return []
-    lines = text.splitlines()
     findings = []
     seen = set()
     for hit in hits:
@@ -136,8 +187,6 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         if key in seen:
             continue
         seen.add(key)
-        if _suppressed(lines, where.start.line, hit.code):
-            continue
         related = [
             Related(path, ensure_positions()[r.node].start.line, ensure_positions()[r.node].start.column + 1, r.role, r.message)
             for r in hit.related
@@ -146,24 +195,13 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
             if r.elsewhere is not None:  # the statement inside another module's function that does it
                 other, line, column = r.elsewhere
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
-        plan, fix, message = None, None, hit.message
-        if hit.story is not None:
-            plan = plan_fix(hit.story, module, line_of)
-            if isinstance(plan, Refusal):
-                fix = {"available": False, "reason": plan.reason}
-                message = f"{message} (no automatic fix: {plan.reason})"
-            else:
-                fix = {"available": True, "applicability": "safe" if plan.safe else "unsafe", "message": plan.description,
-                       "edit": edit_for(module, text, plan, ensure_positions())}
-                if not plan.safe:
-                    fix["reason"] = plan.unsafe_reason
-                    message = f"{message} (unsafe fix: {plan.unsafe_reason})"
+        plan = plan_fix(hit.story, module, line_of) if hit.story is not None else None
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
-            Finding(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
-                    rule.severity, message, related, fix, hit, plan)
+            Diagnostic(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
+                       rule.severity, hit.message, related, hit.summary, hit, plan)
         )
-    findings.sort(key=Finding.sort_key)
+    findings.sort(key=Diagnostic.sort_key)
     return findings
 
 
@@ -198,15 +236,3 @@ def _display(other: str) -> str:
     except ValueError:  # another drive
         return other
     return other if relative.startswith("..") else relative
-
-
-def _suppressed(lines: List[str], line: int, code: str) -> bool:
-    if line - 1 >= len(lines):
-        return False
-    match = _NOQA.search(lines[line - 1])
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)

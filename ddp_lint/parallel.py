@@ -23,7 +23,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .runner import FileReport
+from .pipeline import FileReport
 
 # A batch leaves when it is this large or this old: few messages, yet results keep streaming.
 _BATCH_FILES = 64

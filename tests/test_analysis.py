@@ -206,7 +206,7 @@ def test_the_engine_leaves_the_cyclic_collector_as_it_found_it():
     # it pauses the collector while it parses; flake8 and the fixer run in the same process afterwards
     import gc
 
-    from ddp_lint.source import InputError
+    from ddp_lint.documents.python import InputError
 
     source = H + "opt = torch.optim.Adagrad(model.parameters())\nmodel.cuda()\n"
     assert gc.isenabled()

@@ -1,7 +1,6 @@
 """The result cache: reused when nothing changed, invalidated by content, tool version and settings."""
 import json
 import os
-from types import SimpleNamespace
 
 import pytest
 
@@ -83,20 +82,35 @@ def test_a_change_to_the_tools_own_sources_invalidates_without_a_new_version(pro
     calls = analysed(monkeypatch)
     lint(capsys)
     assert calls == []
-    package = os.path.dirname(cache_module.__file__)
-    stamp = cache_module._code_stamp()
-    monkeypatch.setattr(cache_module, "_STAMP", [])
-    real_stat = os.stat
-    catalog = os.path.join(package, "catalog.py")
+    digest = cache_module.code_digest()
+    monkeypatch.setattr(cache_module, "_DIGEST", [])
+    real_open = open
+    catalog = os.path.join(os.path.dirname(cache_module.__file__), "catalog.py")
 
-    def newer(path, *args, **kwargs):
-        result = real_stat(path, *args, **kwargs)
-        if os.path.abspath(str(path)) == catalog:
-            return SimpleNamespace(st_size=result.st_size, st_mtime_ns=result.st_mtime_ns + 1)
-        return result
+    class Edited:
+        """catalog.py with one byte changed: same size, and its mtime is never asked."""
 
-    monkeypatch.setattr(cache_module.os, "stat", newer)
-    assert cache_module._code_stamp() != stamp
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def read(self):
+            data = self.handle.read()
+            return data[:-1] + (b"#" if data[-1:] != b"#" else b" ")
+
+    def edited_open(path, mode="r", *args, **kwargs):
+        handle = real_open(path, mode, *args, **kwargs)
+        if os.path.abspath(str(path)) == catalog and "b" in mode:
+            return Edited(handle)
+        return handle
+
+    monkeypatch.setattr("builtins.open", edited_open)
+    assert cache_module.code_digest() != digest
     lint(capsys)
     assert calls == ["s.py"]
 
@@ -114,3 +128,37 @@ def test_no_cache_writes_nothing(project, capsys):
     main(["--no-cache", "--cache-dir", "cache", "s.py"])
     capsys.readouterr()
     assert not (project / "cache").exists()
+
+
+def test_edits_replace_the_files_entry_and_gone_files_are_pruned(project, capsys):
+    for n in range(5):
+        (project / "s.py").write_text(SEED + f"x = {n}\n")
+        lint(capsys)
+    (project / "t.py").write_text(SEED)
+    main(["--cache-dir", "cache", "t.py"])
+    capsys.readouterr()
+    data = json.loads((project / "cache" / cache_module.FILE_NAME).read_text())
+    assert sorted(os.path.basename(p) for p in data["files"]) == ["s.py", "t.py"]  # five edits: one entry
+    (project / "t.py").unlink()
+    lint(capsys)
+    data = json.loads((project / "cache" / cache_module.FILE_NAME).read_text())
+    assert [os.path.basename(p) for p in data["files"]] == ["s.py"]
+
+
+def test_entries_no_run_has_seen_for_a_month_are_pruned(project, capsys, monkeypatch):
+    lint(capsys)
+    (project / "t.py").write_text(SEED)
+    main(["--cache-dir", "cache", "t.py"])
+    capsys.readouterr()
+    later = cache_module.time.time() + (cache_module.STALE_DAYS + 1) * 86400
+    monkeypatch.setattr(cache_module.time, "time", lambda: later)
+    lint(capsys)
+    data = json.loads((project / "cache" / cache_module.FILE_NAME).read_text())
+    assert [os.path.basename(p) for p in data["files"]] == ["s.py"]
+
+
+def test_an_empty_gitignore_left_by_a_full_disk_is_rewritten(project, capsys):
+    (project / "cache").mkdir()
+    (project / "cache" / ".gitignore").write_text("")
+    lint(capsys)
+    assert (project / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"

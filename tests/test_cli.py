@@ -62,8 +62,9 @@ def test_json_output_has_the_documented_shape(tree, capsys):
     assert data["summary"]["findings"] == 1 and data["summary"]["by_code"] == {"DDP101": 1}
 
 
-def test_clean_file_exits_zero_and_prints_nothing(tree, capsys):
-    assert run(capsys, "--no-cache", "clean.py") == (0, "", "")
+def test_clean_file_exits_zero_and_says_so_or_prints_nothing_when_quiet(tree, capsys):
+    assert run(capsys, "--no-cache", "clean.py") == (0, "All checks passed!\n", "")
+    assert run(capsys, "--no-cache", "-q", "clean.py") == (0, "", "")
 
 
 def test_exit_zero_keeps_findings_but_returns_zero(tree, capsys):
@@ -108,8 +109,12 @@ def test_exclude_and_skipped_folders(tree, capsys):
     (tree / "env" / "y.py").write_text(SEED)
     (tree / ".git").mkdir()
     (tree / ".git" / "z.py").write_text(SEED)
-    _, out, _ = run(capsys, "--no-cache", "--output-format", "json", "--exclude", "a.py", ".")
+    _, out, _ = run(capsys, "--no-cache", "--output-format", "json", "--extend-exclude", "a.py", ".")
     assert sorted({f["path"] for f in json.loads(out)["findings"]}) == ["./b.py"]
+    # as ruff's: --exclude replaces the default list (.venv among it); version control and
+    # virtual environments with a pyvenv.cfg are never walked
+    _, out, _ = run(capsys, "--no-cache", "--output-format", "json", "--exclude", "a.py", ".")
+    assert sorted({f["path"] for f in json.loads(out)["findings"]}) == ["./.venv/x.py", "./b.py"]
 
 
 def test_rule_docs_commands(capsys):

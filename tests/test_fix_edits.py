@@ -4,7 +4,9 @@ block alone could go wrong (comments and decorators above its first statement, a
 multi-line strings, tabs, CRLF, deep nesting)."""
 import pytest
 
+from ddp_lint.documents.python import PythonDocument, decode
 from ddp_lint.engine import analyse_source
+from ddp_lint.pipeline import wire
 from ddp_lint.fixer.apply import apply_plans, fixable
 from ddp_lint.settings import Selection, Settings
 
@@ -40,8 +42,9 @@ def test_edit_spliced_into_the_source_is_the_whole_module_rebuilt_with_that_fix(
     parsed = analyse_source(source, f"{name}.py", ALL)
     found = fixable(parsed.findings, unsafe=True)
     assert found, parsed.findings
+    document = PythonDocument(f"{name}.py", decode(source.encode("utf-8")))
     for finding in found:
-        edit = finding.fix["edit"]
+        edit = wire(finding, document, parsed, edits=True).fix["edit"]
         lines = source.splitlines(keepends=True)
         spliced = "".join(lines[: edit["line"] - 1] + [edit["content"]] + lines[edit["end_line"]:])
         assert spliced == apply_plans(parsed.module, [finding.plan])

@@ -9,7 +9,7 @@ import pytest
 import ddp_lint.fixer.apply
 from ddp_lint.cli import main
 from ddp_lint.fixer.writer import write_atomic
-from ddp_lint.source import InputError, read_source
+from ddp_lint.documents.python import InputError, read_source
 
 SEED = """import torch
 model = torch.nn.Linear(2, 2)

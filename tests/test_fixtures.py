@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ddp_lint.engine import lint_source
+from ddp_lint.pipeline import check_text
 from ddp_lint.fixer import fix_source
 from ddp_lint.fixer.apply import fixable
 from ddp_lint.prefilter import stage_decisions
@@ -62,7 +63,7 @@ def test_fix_output_matches_fixed_file(path):
 def test_refusal_reason_is_reported_and_file_left_alone(path):
     source = path.read_text(encoding="utf-8")
     reason = re.search(r"# refusal: (.+)", source).group(1).strip()
-    findings = lint_source(source, str(path), ALL)
+    findings = check_text(source, str(path), ALL)
     assert findings and all(f.fix is not None and f.fix["available"] is False for f in findings)
     assert any(reason in f.fix["reason"] and reason in f.message for f in findings)
     result = fix_source(source, str(path), unsafe=True, settings=ALL)
@@ -90,13 +91,16 @@ EDITED = [p for p in CASES if "fixed" not in p.name]
 def test_each_findings_edit_is_its_fix_alone(path):
     """The JSON/SARIF `fix.edit` (computed by a rebuild that descends only to the changed block),
     spliced into the source, gives what rebuilding the whole tree with that one fix gives."""
+    from ddp_lint.documents.python import PythonDocument, decode
     from ddp_lint.engine import analyse_source
     from ddp_lint.fixer.apply import apply_plans
+    from ddp_lint.pipeline import wire
 
     source = path.read_text(encoding="utf-8")
     parsed = analyse_source(source, str(path), ALL)
+    document = PythonDocument(str(path), decode(source.encode("utf-8")))
     for finding in fixable(parsed.findings, unsafe=True):
-        edit = finding.fix["edit"]
+        edit = wire(finding, document, parsed, edits=True).fix["edit"]
         lines = source.splitlines(keepends=True)
         spliced = lines[: edit["line"] - 1] + [edit["content"]] + lines[edit["end_line"]:]
         assert "".join(spliced) == apply_plans(parsed.module, [finding.plan]), finding.message

@@ -1,5 +1,5 @@
 """What a finding's message says about the path and the models: the explanations issue 12 found wrong."""
-from ddp_lint.engine import lint_source
+from ddp_lint.pipeline import check_text as lint_source
 from ddp_lint.settings import Selection, Settings
 
 ALL = Settings(Selection(select=("ALL",)))

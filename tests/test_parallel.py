@@ -10,7 +10,7 @@ import pytest
 
 from ddp_lint import cli
 from ddp_lint.parallel import check_in_processes
-from ddp_lint.runner import FileReport
+from ddp_lint.pipeline import FileReport
 
 
 def _echo(path: str, job: tuple) -> FileReport:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ddp_lint.runner import process
+from ddp_lint.pipeline import process
 from ddp_lint.settings import Selection, Settings
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "projects"

@@ -7,8 +7,9 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from ..analysis.positions import Positions
-from ..engine import Finding, analyse_source, parse
+from ..engine import Diagnostic, Parsed, analyse_source, parse
 from ..settings import Settings
+from ..suppression import unsuppressed
 from .planner import FixPlan
 
 MAX_PASSES = 8
@@ -18,11 +19,11 @@ MAX_PASSES = 8
 class FixResult:
     source: str
     applied: int  # fixes that landed: findings whose plan was applied, summed over the passes kept
-    remaining: List[Finding] = field(default_factory=list)
-    before: List[Finding] = field(default_factory=list)
+    remaining: List[Diagnostic] = field(default_factory=list)
+    before: List[Diagnostic] = field(default_factory=list)
 
 
-def fixable(findings: Sequence[Finding], unsafe: bool) -> List[Finding]:
+def fixable(findings: Sequence[Diagnostic], unsafe: bool) -> List[Diagnostic]:
     return [f for f in findings if isinstance(f.plan, FixPlan) and (f.plan.safe or unsafe)]
 
 
@@ -38,7 +39,7 @@ def fix_source(
     statement repeated elsewhere in the file cannot hide one."""
     settings = settings or Settings()
     text = source if isinstance(source, str) else source.decode("utf-8")
-    first = analyse_source(text, path, settings, project=project)
+    first = _analysed(text, path, settings, project)
     before = first.findings
     current, parsed = text, first
     seen = {text}
@@ -55,7 +56,7 @@ def fix_source(
         seen.add(new_text)
         current = new_text
         applied += _covered(todo, chosen)
-        parsed = analyse_source(current, path, settings, project=project)
+        parsed = _analysed(current, path, settings, project)
     remaining = parsed.findings
     # The loop stops with a fixable finding left only when a pass made no progress (its text was seen
     # before: a fix that leaves its own finding behind, or two that undo each other) or when the passes
@@ -69,7 +70,14 @@ def fix_source(
     return FixResult(current, applied, remaining, before)
 
 
-def _covered(findings: Sequence[Finding], chosen: Sequence[FixPlan]) -> int:
+def _analysed(text: str, path: str, settings: Settings, project) -> Parsed:
+    """The diagnostics `# noqa` leaves: a silenced finding is not fixed either."""
+    parsed = analyse_source(text, path, settings, project=project)
+    parsed.findings = unsuppressed(parsed.findings, text)
+    return parsed
+
+
+def _covered(findings: Sequence[Diagnostic], chosen: Sequence[FixPlan]) -> int:
     """The findings of one pass that its chosen plans fix: those whose plan was chosen, and those whose
     holder statement a chosen plan moves (`_non_conflicting` keeps one plan per holder)."""
     plans = {id(plan) for plan in chosen}
@@ -81,7 +89,7 @@ def _covered(findings: Sequence[Finding], chosen: Sequence[FixPlan]) -> int:
     )
 
 
-def _non_conflicting(findings: Sequence[Finding]) -> List[FixPlan]:
+def _non_conflicting(findings: Sequence[Diagnostic]) -> List[FixPlan]:
     chosen: List[FixPlan] = []
     spans: Dict[int, List[Tuple[int, int]]] = {}
     seen_holders = set()

@@ -10,14 +10,9 @@ import os
 import stat
 import tempfile
 
-from ..source import InputError, SourceText
+from ..documents.python import InputError, SourceText, encode
 
 CHANGED = "file changed on disk while it was being fixed; not fixed"
-
-
-def encode(text: str, original: SourceText) -> bytes:
-    data = text.encode(original.encoding)
-    return b"\xef\xbb\xbf" + data if original.bom else data
 
 
 def write_atomic(path: str, text: str, original: SourceText) -> None:

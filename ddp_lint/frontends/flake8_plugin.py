@@ -1,8 +1,11 @@
 """The flake8 plugin (`DDP` codes): the CLI's findings, at the CLI's positions, inside a flake8 run.
 
-flake8 owns selection (`--select`, `--extend-ignore`, `--per-file-ignores`) and `# noqa`; the plugin
-adds what flake8 cannot know: the `[tool.ddp-lint]` configuration nearest to each checked file (its
-extra optimizer factories, placements and wrappers, its selection and per-file ignores).
+flake8 owns selection (`--select`, `--extend-ignore`, `--per-file-ignores`) and `# noqa` (the plugin
+asks the pipeline for its findings without applying `# noqa`, so `--disable-noqa` works as flake8
+users expect); the plugin adds what flake8 cannot know: the configuration that governs each checked
+file, found by the CLI's own resolver (its extra optimizer factories, placements and wrappers, its
+selection and per-file ignores). A finding's text is its concise line (`optimizer `opt` built before
+`model.cuda()` (line 12)`), as ruff's flake8-style output.
 
 Which rules run: those flake8 would report (its own decision, asked once per run) that are also on
 in ddp-lint's selection. flake8 turns every plugin code on by default, which would make the
@@ -19,14 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-from functools import lru_cache
 from typing import Any, ClassVar, Dict, Iterator, Optional, Sequence, Tuple
 
 from .. import __version__
 
 _PREFIX = "DDP"
-_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
 
 Result = Tuple[int, int, str, type]
 
@@ -41,7 +41,6 @@ class Plugin:
     # Set once per run by `parse_options`; None means "not configured by flake8" (direct use).
     _flake8_codes: ClassVar[Optional[Tuple[str, ...]]] = None
     _explicit: ClassVar[Tuple[str, ...]] = ()
-    _disable_noqa: ClassVar[bool] = False
 
     def __init__(self, tree: Any, filename: str, lines: Sequence[str]) -> None:
         self.tree = tree
@@ -59,7 +58,6 @@ class Plugin:
         cls._flake8_codes = tuple(code for code in rule_codes() if decider.decision_for(code) is Decision.Selected)
         named = [*(options.select or ()), *(options.extend_select or ())]
         cls._explicit = tuple(p.upper() for p in named if p.upper().startswith(_PREFIX) and len(p) > len(_PREFIX))
-        cls._disable_noqa = bool(getattr(options, "disable_noqa", False))
 
     def run(self) -> Iterator[Result]:
         if self._flake8_codes is not None and not self._flake8_codes:
@@ -77,60 +75,53 @@ class Plugin:
         if settings is None:
             return
         from ..prefilter import project_could_match, settings_could_match
-        from ..runner import project_index
+        from ..pipeline import project_index
 
         text = "".join(self.lines)
         # The same project index as the CLI's, built in this worker: calls into the project's other
         # modules are followed, so flake8 and the CLI report the same findings.
-        project = project_index(self.filename, settings, root)
+        project = project_index(settings, root)
         if not settings_could_match(text, settings, tree=self.tree) and not (
             project is not None and project_could_match(text, self.filename, settings, project)
         ):
             return
         # Only now the parser: importing LibCST adds enough objects to a flake8 worker's heap that
         # every later garbage collection of the run gets slower.
-        from ..engine import lint_source
-        from ..source import InputError
+        from ..documents.python import InputError, PythonDocument, SourceText
+        from ..pipeline import check
 
-        if self._disable_noqa:
-            # the engine honours `# noqa` itself; under --disable-noqa flake8 users expect every finding
-            text = _NOQA.sub(lambda m: m.group(0)[:-1] + "_", text)
+        document = PythonDocument(self.filename, SourceText(text, "utf-8", False, b""))
         try:
-            findings = lint_source(text, self.filename, settings, prefilter=False, project=project)
+            findings = check(document, settings, project, noqa=False, prefilter=False)
         except (InputError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
         for finding in findings:
             # the CLI's columns are 1-based; flake8 wants a 0-based offset and prints it plus one
-            yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
+            yield finding.line, finding.column - 1, f"{finding.code} {finding.summary}", type(self)
 
 
 def _settings_for(filename: str, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str, ...]):
-    """The CLI's settings for this file (nearest config, per-file ignores) narrowed to flake8's selection."""
-    from ..runner import settings_for
-
+    """The CLI's settings for this file (governing configuration, per-file ignores) narrowed to
+    flake8's selection."""
     path = filename if filename not in ("stdin", "-") else os.path.join(os.getcwd(), "stdin.py")
-    base, root = _config_for_directory(os.path.dirname(os.path.abspath(path)))
+    resolved = _resolver().for_path(path)
+    base = resolved.settings
     settings = _narrowed(base, flake8_codes, explicit)
-    if settings is None:
-        return None, root
-    return settings_for(path, settings, root), root
+    return settings, resolved.root
 
 
-@lru_cache(maxsize=256)
-def _config_for_directory(directory: str):
-    from ..config import find_config
-
-    return _load(find_config([directory]))
+_RESOLVERS: Dict[str, Any] = {}
 
 
-@lru_cache(maxsize=32)
-def _load(config: Optional[str]):
-    from ..config import load_config
-    from ..settings import Settings
+def _resolver():
+    """One resolver per working folder for the run (flake8 runs from one folder; tests change it)."""
+    cwd = os.getcwd()
+    resolver = _RESOLVERS.get(cwd)
+    if resolver is None:
+        from ..workspace.configs import Resolver
 
-    if config is None:
-        return Settings(), os.getcwd()  # as the CLI: per-file patterns are relative to where it runs
-    return load_config(config)
+        resolver = _RESOLVERS[cwd] = Resolver(cwd=cwd)
+    return resolver
 
 
 _NARROWED: Dict[Tuple[int, Optional[Tuple[str, ...]], Tuple[str, ...]], Tuple[Any, Any]] = {}
@@ -149,7 +140,7 @@ def _narrowed(base, flake8_codes: Optional[Tuple[str, ...]], explicit: Tuple[str
 
     # A precise flake8 selection acts like ddp-lint's --extend-select: it can turn DDP201 on, and a
     # more specific ignore in [tool.ddp-lint] still wins over it.
-    own = Selection(base.selection.select, base.selection.ignore, base.selection.extend_select + explicit)
+    own = replace(base.selection, extend_select=base.selection.extend_select + explicit)
     candidates = rule_codes() if flake8_codes is None else flake8_codes
     codes = tuple(code for code in candidates if own.enabled(code))
     settings = replace(base, selection=Selection(select=codes)) if codes else None

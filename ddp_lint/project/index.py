@@ -54,7 +54,7 @@ class ProjectIndex:
     # ----- reading ---------------------------------------------------------------------------------
     def _text(self, path: str) -> Optional[str]:
         if path not in self._texts:
-            from ..source import InputError, read_source
+            from ..documents.python import InputError, read_source
 
             try:
                 source = read_source(path)

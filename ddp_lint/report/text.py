@@ -1,9 +1,11 @@
-"""Text output: `path:line:col: CODE message`, related locations below; source lines on a terminal."""
+"""Text output. `full` (the default): `path:line:col: CODE summary`, then the explanation, the related
+locations and the fix, indented below it (source lines on a terminal). `concise`: the first line
+alone, under ~120 characters, as ruff's concise format. `--statistics` counts by rule instead."""
 from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from .model import DIFF, FIX, RunResult
+from .model import CHECK, DIFF, FIX, RunResult
 
 
 def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
@@ -11,24 +13,65 @@ def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
 
 
 def render(
-    result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None, dry_run: bool = False
+    result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None, dry_run: bool = False,
+    concise: bool = False, statistics: bool = False, quiet: bool = False,
 ) -> str:
     """`dry_run` (or `result.mode == DIFF`): the fixes were only shown (`--diff`), so the summary must
-    not say they were made."""
+    not say they were made. `quiet`: the findings and errors, no summary."""
     out: List[str] = []
-    for finding in result.findings:
-        out.append(f"{_location(finding.path, finding.line, finding.column, finding.cell)}: {finding.code} {finding.message}")
-        lines = (sources or {}).get(finding.path) if show_source else None
-        if lines and finding.cell is None:
-            out.extend(_snippet(lines, finding.line, finding.column))
-        for related in finding.related:
-            out.append(f"  --> {_location(related.path, related.line, related.column, getattr(related, 'cell', None))}: {related.role}: {related.message}")
-            if lines and finding.cell is None:
-                out.extend(_snippet(lines, related.line, related.column))
+    if statistics:
+        out.extend(statistics_lines(result))
+    else:
+        for finding in result.findings:
+            out.extend(_finding_lines(finding, result, concise, (sources or {}).get(finding.path) if show_source else None))
     for path, message in result.errors:
         out.append(f"{path}: error: {message}")
-    out.extend(summary_lines(result, dry_run or result.mode == DIFF))
+    if not quiet:
+        out.extend(summary_lines(result, dry_run or result.mode == DIFF))
+        if not result.findings and not result.errors and result.mode == CHECK:
+            out.append("All checks passed!")
     return "\n".join(out)
+
+
+def _finding_lines(finding, result: RunResult, concise: bool, lines: Optional[List[str]]) -> List[str]:
+    marker = "[*] " if _applicable(finding, result) else ""
+    head = f"{_location(finding.path, finding.line, finding.column, finding.cell)}: {finding.code} {marker}"
+    out = [head + (finding.summary or finding.message)]
+    if concise:
+        return out
+    if lines and finding.cell is None:
+        out.extend(_snippet(lines, finding.line, finding.column))
+    if finding.summary:
+        out.append(f"  {finding.message}")
+    for related in finding.related:
+        out.append(f"  --> {_location(related.path, related.line, related.column, related.cell)}: {related.role}: {related.message}")
+        if lines and finding.cell is None and related.path == finding.path:
+            out.extend(_snippet(lines, related.line, related.column))
+    fix = finding.fix if isinstance(finding.fix, dict) else None
+    if fix and fix.get("available"):
+        unsafe = " (unsafe)" if fix.get("applicability") == "unsafe" else ""
+        out.append(f"  = fix{unsafe}: {fix.get('message', '')}")
+    return out
+
+
+def _applicable(finding, result: RunResult) -> bool:
+    fix = finding.fix if isinstance(finding.fix, dict) else None
+    if not fix or not fix.get("available"):
+        return False
+    return fix.get("applicability") == "safe" or (result.unsafe_fixes and fix.get("applicability") == "unsafe")
+
+
+def statistics_lines(result: RunResult) -> List[str]:
+    """As ruff's `--statistics`: count, code, [*] when every one of them is fixable, and the name."""
+    by_code: Dict[str, List] = {}
+    for finding in result.findings:
+        by_code.setdefault(finding.code, []).append(finding)
+    width = max((len(str(len(v))) for v in by_code.values()), default=1)
+    out = []
+    for code, findings in sorted(by_code.items(), key=lambda item: (-len(item[1]), item[0])):
+        fixable = "[*]" if all(_applicable(f, result) for f in findings) else "[ ]"
+        out.append(f"{len(findings):>{width}}\t{code}\t{fixable} {findings[0].name}")
+    return out
 
 
 def _plural(count: int, word: str) -> str:

@@ -32,9 +32,10 @@ class RuleHit:
 
     code: str
     node: cst.CSTNode
-    message: str
+    message: str  # the explanation: what goes wrong at run time and what to do
     related: List[Related] = field(default_factory=list)
     story: Optional[HolderStory] = None  # the holder's story, for the fix planner
+    summary: str = ""  # the concise first line: what, and where (under ~100 characters)
 
 
 class Rule:
@@ -52,6 +53,9 @@ class Rule:
 
 class HolderRule(Rule):
     """A rule about one holder: it fires on the first step its predicate accepts, once per holder."""
+
+    # The concise first line says `<holder> <verb> <placement> (line N)`.
+    verb: ClassVar[str] = "built before"
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
         raise NotImplementedError
@@ -72,12 +76,16 @@ class HolderRule(Rule):
             if state is not None:
                 related.append(Related(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
             message = self.message(story, steps[0], line_of)
+            summary = (
+                f"{short_holder(story.holder)} {self.verb} {short_placement(steps[0].placement)} "
+                f"(line {line_of(steps[0].placement.site.node)})"
+            )
             node = story.holder.site.statement
             if story.holder.arrives:
                 # handed in built: the bug is the move made here, which every caller's optimizer precedes
                 node = steps[0].placement.site.statement
                 message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
-            yield RuleHit(self.code, node, message, related, story)
+            yield RuleHit(self.code, node, message, related, story, summary)
 
 
 # ----- phrases ------------------------------------------------------------------------------------
@@ -93,18 +101,47 @@ def holder_phrase(holder: HolderEvent) -> str:
     return f"{noun} {holder.label}"
 
 
+def short_holder(holder: HolderEvent) -> str:
+    noun = _KIND_NOUNS.get(holder.kind, "optimizer")
+    return f"{noun} {short_code(holder.var)}" if holder.var else f"{noun} {holder.label}"
+
+
+_SHORT = 48
+
+
+def short_code(text: str) -> str:
+    """Code in a concise line: backticked, long spans cut in the middle of nothing important."""
+    text = text.strip("`")
+    if len(text) > _SHORT:
+        text = text[: _SHORT - 3] + "..."
+    return f"`{text}`"
+
+
+def short_placement(placement: PlacementEvent) -> str:
+    if placement.label.startswith("submodule"):  # `submodule reassignment `m.fc = ...``: prose around code
+        return placement.label if len(placement.label) <= _SHORT + 12 else placement.label.split("`")[0] + "of a submodule"
+    return short_code(placement_text(placement))
+
+
+def placement_text(placement: PlacementEvent) -> str:
+    """The placement as code, without the phrase around it (`model.cuda()`, `DDP(model)`)."""
+    label = placement.label
+    if label.startswith("."):
+        return f"{placement.handle.text}{label}"
+    if label.startswith("submodule"):
+        return label
+    if label.endswith(")"):
+        return label
+    return f"{label}({placement.handle.text})"
+
+
 def models_phrase(holder: HolderEvent) -> str:
     return ", ".join(f"`{text}`" for text in sorted({m.text for m in holder.models}))
 
 
 def placement_phrase(placement: PlacementEvent) -> str:
-    label = placement.label
-    if label.startswith("."):
-        text = f"`{placement.handle.text}{label}`"
-    elif label.startswith("submodule") or label.endswith(")"):
-        text = f"`{label}`" if not label.startswith("submodule") else label
-    else:
-        text = f"`{label}({placement.handle.text})`"
+    text = placement_text(placement)
+    text = text if placement.label.startswith("submodule") else f"`{text}`"
     if placement.site.via:
         text += f" (inside `{placement.site.via}`)"
     return text

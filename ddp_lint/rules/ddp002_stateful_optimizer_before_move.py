@@ -8,8 +8,8 @@ device, cast to another dtype, or wrapped in FSDP with `use_orig_params=True`.
 ## Why is this bad?
 `Module.to()` / `.cuda()` / `.half()` move the parameters in place but never the optimizer state.
 The next `step()` crashes ("Expected all tensors to be on the same device", "expected dtype float
-... but got double") or, with Adagrad and SGD momentum after a cast, silently mixes precisions
-(semantics rows 2, 4, 18). This is the classic "resume from checkpoint fails on GPU" bug.
+... but got double") or, with Adagrad and SGD momentum after a cast, silently mixes precisions.
+This is the classic "resume from checkpoint fails on GPU" bug.
 
 ## Example
 ```python
@@ -38,6 +38,7 @@ from .base import HolderRule, LineOf, condition_phrase, holder_phrase, state_rea
 
 class StatefulOptimizerBeforeMove(HolderRule):
     code = "DDP002"
+    verb = "has state before"
     VALID = (
         "import torch\nmodel.cuda()\nopt = torch.optim.Adagrad(model.parameters())\n",
         "import torch\nmodel.cuda()\nopt = torch.optim.Adam(model.parameters())\nopt.load_state_dict(ckpt['opt'])\n",

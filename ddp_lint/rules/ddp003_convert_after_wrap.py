@@ -9,8 +9,7 @@ flagged.
 ## Why is this bad?
 DDP registers its all-reduce hooks on each parameter's gradient accumulator when it is built. A
 later dtype or device change goes through `param.data = new`, which resets the accumulators: the
-hooks are gone, gradients are no longer averaged, and the ranks silently train apart (semantics
-row 15; the DDP docstring forbids changing parameters after wrapping).
+hooks are gone, gradients are no longer averaged, and the ranks silently train apart (the DDP docstring forbids changing parameters after wrapping).
 
 ## Example
 ```python
@@ -32,7 +31,7 @@ from typing import Iterator, Sequence
 
 from ..analysis.events import ScopeEvents
 from ..analysis.stories import HolderStory, conversions_after_wrap
-from .base import LineOf, Related, Rule, RuleHit, placement_phrase
+from .base import LineOf, Related, Rule, RuleHit, placement_phrase, placement_text, short_code
 
 
 class ConvertAfterWrap(Rule):
@@ -60,4 +59,6 @@ class ConvertAfterWrap(Rule):
                 f"convert before wrapping"
             )
             related = [Related(found.wrap.site.node, "wrap", f"wrapped by {found.wrap.label} here")]
-            yield RuleHit(self.code, found.conversion.site.statement, message, related)
+            summary = (f"{short_code(placement_text(found.conversion))} converts the model after "
+                       f"{short_code(found.wrap.label)} wrapped it (line {wrap_line})")
+            yield RuleHit(self.code, found.conversion.site.statement, message, related, summary=summary)

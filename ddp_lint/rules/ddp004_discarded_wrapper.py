@@ -7,7 +7,7 @@ or handed, together with an optimizer, to a call that trains it (`train(model, o
 
 ## Why is this bad?
 The wrapper is what synchronizes gradients; building it and then training the bare module runs
-without any all-reduce, so each rank trains its own model (semantics row 16). `fully_shard` is
+without any all-reduce, so each rank trains its own model. `fully_shard` is
 in-place and is not flagged.
 
 ## Example
@@ -27,7 +27,7 @@ from typing import Iterator, Sequence
 
 from ..analysis.events import ScopeEvents
 from ..analysis.stories import HolderStory, discarded_wrappers
-from .base import LineOf, Rule, RuleHit
+from .base import LineOf, Rule, RuleHit, short_code
 
 
 class DiscardedWrapper(Rule):
@@ -61,4 +61,5 @@ class DiscardedWrapper(Rule):
                 f"synchronization, so ranks silently diverge; keep the wrapper (`{model} = {event.label}({model}, ...)`) "
                 f"and train through it"
             )
-            yield RuleHit(self.code, event.site.statement, message)
+            summary = f"the {short_code(event.label)} wrapper of {short_code(model)} is discarded"
+            yield RuleHit(self.code, event.site.statement, message, summary=summary)

@@ -7,8 +7,7 @@ moved or cast.
 ## Why is this bad?
 With bucket views, ZeRO makes each `param.data` a view into a flat bucket at construction. A later
 move or cast gives the parameters new storage that no longer aliases the buckets, so the updates
-each rank broadcasts for its shard never reach the others: ranks silently diverge (semantics
-row 23: rank 0 changed 1 of 4 parameters, rank 1 changed 3 of 4).
+each rank broadcasts for its shard never reach the others: ranks silently diverge (measured: rank 0 changed 1 of 4 parameters, rank 1 changed 3 of 4).
 
 ## Example
 ```python
@@ -33,6 +32,7 @@ from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 class ZeroBucketViewBeforeMove(HolderRule):
     code = "DDP005"
+    verb = "makes bucket views before"
     VALID = (
         "from torch.distributed.optim import ZeroRedundancyOptimizer\nmodel.double()\nopt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=A, parameters_as_bucket_view=True)\n",
     )

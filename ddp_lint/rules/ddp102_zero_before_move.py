@@ -6,7 +6,7 @@ Finds a `ZeroRedundancyOptimizer` built before its model is moved to a device.
 ## Why is this bad?
 ZeRO freezes `_default_device` to the device of the first parameter at construction. Built on CPU
 parameters and then used with NCCL after `.cuda()`, `consolidate_state_dict()` and `Join` send
-CPU tensors through NCCL and fail (semantics row 22; Lightning PR #11886, "ZeroRedundancyOptimizer
+CPU tensors through NCCL and fail (Lightning PR #11886, "ZeroRedundancyOptimizer
 needs to have CUDA tensors"). With gloo it happens to work.
 
 ## Example

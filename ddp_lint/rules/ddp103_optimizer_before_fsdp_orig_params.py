@@ -6,7 +6,7 @@ Finds an optimizer without state built before `FullyShardedDataParallel(model, u
 ## Why is this bad?
 With `use_orig_params=True` FSDP keeps the original parameter objects but makes their data flat
 shards. An optimizer whose state is created lazily survives; one with state (Adagrad, a loaded
-checkpoint) crashes at the first step because its state keeps the full shapes (semantics row 18).
+checkpoint) crashes at the first step because its state keeps the full shapes.
 The order is fragile.
 
 When the keyword comes from `**kwargs` or a variable, the analysis cannot tell which case it is and

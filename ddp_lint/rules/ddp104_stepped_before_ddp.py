@@ -6,7 +6,7 @@ Finds an optimizer that steps before `DistributedDataParallel` wraps its model.
 ## Why is this bad?
 DDP broadcasts rank 0's parameters when it is built, but not the optimizer state. Moments built
 by earlier, rank-local steps differ across ranks, so the ranks' updates differ and they silently
-drift apart (semantics row 14b).
+drift apart.
 
 ## Example
 ```python
@@ -27,6 +27,7 @@ from .base import HolderRule, LineOf, holder_phrase, where
 
 class SteppedBeforeDdp(HolderRule):
     code = "DDP104"
+    verb = "steps before"
     VALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.Adam(model.parameters())\nmodel = DDP(model)\nopt.step()\n",
     )

@@ -6,7 +6,7 @@ Finds an optimizer built before a wrapper that keeps the parameters: `Distribute
 `spectral_norm`. Select it with `--extend-select DDP201`.
 
 ## Why is this bad?
-It is not: these wrappers keep the parameter objects (semantics rows 14, 24-27, 31). It is the
+It is not: these wrappers keep the parameter objects. It is the
 non-canonical order, and the next edit (swapping DDP for FSDP, adding `.to(xla)`) makes it a bug.
 Canonical order: build the model, move it, wrap it, build the optimizer, load its state.
 

@@ -6,7 +6,7 @@ torch.channels_last)` or `nn.utils.convert_conv2d_weight_memory_format(model, ..
 `--extend-select DDP202`.
 
 ## Why is this bad?
-It is not, today: the conversion keeps the parameter objects (semantics row 5), and state created
+It is not, today: the conversion keeps the parameter objects, and state created
 at the first step follows the new layout. It is the non-canonical order: state loaded before the
 conversion keeps the old layout, and under `set_overwrite_module_params_on_conversion(True)` the
 conversion makes new parameters (then DDP001 reports it). Canonical order: build the model, move

@@ -13,7 +13,10 @@ from typing import List, NoReturn, Optional
 
 from .config import DEFAULT_CHECK_EVERY, MonitorConfig
 
-NEEDS_TORCH = "ddp-lint {command} needs torch: pip install 'ddp-lint[runtime]'"
+# ddp-lint itself is installed from its repository, so the hint names torch's own package and index,
+# never an extra of a package the index does not have.
+NEEDS_TORCH = ("ddp-lint {command} needs torch, which is not installed: pip install torch "
+               "(CPU only: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
 DEFAULT_TIMEOUT = 600.0
 
 

@@ -71,13 +71,29 @@ class VerifyResult:
         return 0 if side.clean else 1
 
 
-def _static_tools() -> Tuple[Any, Any]:
+def _static_tools(script: str) -> Tuple[Any, Any]:
+    """The pipeline's check and the fixer, with the settings of the configuration that governs the
+    script (found as the CLI finds it; `# noqa` honoured as the CLI honours it)."""
     try:
-        from ddp_lint.engine import lint_source
+        from ddp_lint.config import ConfigError
+        from ddp_lint.documents.python import PythonDocument, decode
         from ddp_lint.fixer import fix_source
+        from ddp_lint.pipeline import check
+        from ddp_lint.workspace.configs import Resolver
     except ImportError as exc:
         raise VerifyUnavailable(f"ddp-lint verify needs the static engine and fixer: {exc}") from None
-    return lint_source, fix_source
+    try:
+        settings = Resolver().for_path(script).settings
+    except ConfigError as exc:
+        raise VerifyUnavailable(f"ddp-lint verify: configuration error: {exc}") from None
+
+    def lint_source(source: str, path: str) -> list:
+        return check(PythonDocument(path, decode(source.encode("utf-8"))), settings)
+
+    def fix(source: str, path: str, unsafe: bool) -> Any:
+        return fix_source(source, path, unsafe, settings)
+
+    return lint_source, fix
 
 
 def _static(lint_source: Any, source: str, path: str) -> List[StaticFinding]:
@@ -152,13 +168,13 @@ def verdict_for(original: Side, fixed: Optional[Side], applied: int, steps: int)
 
 def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyResult:
     """Fix a copy of `script`, run both under the same monitor settings, and compare."""
-    lint_source, fix_source = _static_tools()
     script = os.path.abspath(script)
+    lint_source, fix_source = _static_tools(script)
     with open(script, encoding="utf-8") as handle:
         source = handle.read()
     shown = display_path(script)
     try:
-        fix = fix_source(source, script, unsafe=True)
+        fix = fix_source(source, script, True)
         static_original = _static(lint_source, source, script)
     except Exception as exc:  # a static-analysis failure is reported in one line, not as a traceback
         raise VerifyUnavailable(f"ddp-lint verify: the static fixer failed on {shown}: "

@@ -26,11 +26,11 @@ def test_plugin_is_registered_under_the_ddp_entry_point(flake8):
 
 
 def test_flake8_reports_what_the_cli_reports_on_every_fixture(flake8, ddp_lint_json):
-    """Same findings, codes, line:column and message as `ddp-lint check`, over all `fixtures/**/*.py`."""
+    """Same findings, codes, line:column and concise message (the summary) as `ddp-lint check`, over all `fixtures/**/*.py`."""
     flake8_side = flake8_findings(flake8("--select", "DDP", "--format", FORMAT, "fixtures"))
     code, document = ddp_lint_json("fixtures")
     cli_side = {
-        (f["path"], f["line"], f["column"], f["code"], f["message"])
+        (f["path"], f["line"], f["column"], f["code"], f["summary"])
         for f in document["findings"]
         if f["path"].endswith(".py")
     }

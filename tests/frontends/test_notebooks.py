@@ -5,9 +5,8 @@ import shutil
 import nbformat
 import pytest
 
-from ddp_lint.notebooks import process_notebook
+from ddp_lint.pipeline import process
 from ddp_lint.settings import Settings
-from ddp_lint.source import decode
 
 from .conftest import NOTEBOOKS
 
@@ -34,9 +33,9 @@ def write(path, document, **dump):
     return path
 
 
-def check(path, **kwargs):
-    source = decode(path.read_bytes())
-    return process_notebook(str(path), source, Settings(), **kwargs)
+def check(path, mode="check", unsafe=False, from_stdin=False):
+    raw = path.read_bytes() if from_stdin else None
+    return process(str(path), Settings(), mode=mode, unsafe=unsafe, raw=raw)
 
 
 def test_optimizer_in_cell_3_and_move_in_cell_5_is_one_finding_with_cell_positions(ddp_lint_json):

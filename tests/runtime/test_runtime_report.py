@@ -169,8 +169,9 @@ def test_missing_torch_is_one_clear_line() -> None:
     done = subprocess.run([sys.executable, "-c", code, __file__], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": REPO})
     assert done.returncode == 22, done.stderr
-    assert done.stderr.splitlines() == ["ddp-lint run needs torch: pip install 'ddp-lint[runtime]'",
-                                        "ddp-lint verify needs torch: pip install 'ddp-lint[runtime]'"]
+    hint = ("needs torch, which is not installed: pip install torch "
+            "(CPU only: pip install torch --index-url https://download.pytorch.org/whl/cpu)")
+    assert done.stderr.splitlines() == [f"ddp-lint run {hint}", f"ddp-lint verify {hint}"]
 
 
 def test_module_entry_point_rejects_unknown_subcommands() -> None:

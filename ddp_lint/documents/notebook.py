@@ -10,18 +10,13 @@ into the original JSON text: outputs, metadata and formatting stay byte for byte
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import keyword
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .engine import analyse_source
-from .findings import Finding
-from .runner import CHECK, DIFF, FileReport
-from .settings import Settings
-from .source import InputError, SourceText
+from .python import InputError, SourceText
 
 # A statement the fixer never moves (it reads no name an optimizer binds) and no cell can contain.
 _BOUNDARY = "__ddp_lint_cell__"
@@ -34,7 +29,6 @@ _PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 _MAGIC_OR_SHELL = re.compile(r"^[ \t]*(?:%|!|\?)")
 _ASSIGNED_MAGIC = re.compile(r"^[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[%!]")
 _HELP = re.compile(r"^[ \t]*[\w.\[\]()]+[ \t]*\?{1,2}[ \t]*$")
-_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
 
 
 @dataclass
@@ -55,27 +49,36 @@ class _Program:
     magics: List[str] = field(default_factory=list)  # original lines, by placeholder number
 
 
-def process_notebook(
-    path: str, source: SourceText, settings: Settings, mode: str = CHECK, unsafe: bool = False,
-    from_stdin: bool = False, project=None,
-) -> FileReport:
-    """Check or fix one notebook; bad input is reported in the FileReport, never raised."""
-    try:
-        document = _load(source.text)
-        program = _program(document)
-        if program is None:
-            return FileReport(path)  # no Python code cells: nothing to check
-        if mode == CHECK:
-            try:
-                findings = analyse_source(program.text, path, settings, project=project).findings
-            except InputError as exc:
-                raise InputError(_in_cells(str(exc), program, program.text)) from None
-            return FileReport(path, _placed(findings, program, program.text))
-        return _fix(path, source, settings, mode, unsafe, from_stdin, document, program, project)
-    except InputError as exc:
-        return FileReport(path, error=str(exc))
-    except RecursionError:
-        return FileReport(path, error="notebook too deeply nested to analyse")
+class NotebookDocument:
+    """A notebook: its Python code cells joined into one program, mapped back line by line."""
+
+    def __init__(self, path: str, source: SourceText) -> None:
+        self.path = path
+        self.source = source
+        self._document = _load(source.text)
+        self._program = _program(self._document)
+        self.program: Optional[str] = self._program.text if self._program is not None else None  # None: no Python
+        self._map = _cell_map(self.program, self._program) if self._program is not None else []
+
+    def place(self, line: int) -> Tuple[Optional[int], int]:
+        """(cell position, line in the cell) for a line of the program; (None, line) on a boundary."""
+        if 1 <= line <= len(self._map) and self._map[line - 1][0]:
+            return self._map[line - 1]
+        return None, line
+
+    def rebuild(self, program: str) -> str:
+        """The notebook's new JSON text for a fixed program: only code-cell sources change, spliced
+        into the original text so outputs, metadata and formatting stay byte for byte."""
+        assert self._program is not None
+        if program == self._program.text:
+            return self.source.text
+        sources = _split_cells(program, self._program)
+        if sources is None:
+            raise InputError("the fix could not be mapped back onto the notebook's cells; notebook left unchanged")
+        new_text = _splice(self.source.text, self._document, self._program, sources)
+        if not _only_sources_changed(self._document, new_text, self._program, sources):
+            raise InputError("the fixed notebook did not re-read as the same notebook with new sources; left unchanged")
+        return new_text
 
 
 # ----- reading -------------------------------------------------------------------------------------
@@ -282,93 +285,6 @@ def _cell_map(text: str, program: _Program) -> List[Tuple[int, int]]:
         line_in_cell += 1
         mapping.append((current, line_in_cell))
     return mapping
-
-
-def _placed(findings: List[Finding], program: _Program, text: str) -> List[Finding]:
-    mapping = _cell_map(text, program)
-
-    def where(line: int) -> Tuple[Optional[int], int]:
-        if 1 <= line <= len(mapping) and mapping[line - 1][0]:
-            return mapping[line - 1]
-        return None, line
-
-    def relabel(message: str) -> str:
-        # messages name other lines by their joined-text number: name the cell and line a reader sees
-        pieces = message.split("`")
-        for i in range(0, len(pieces), 2):  # outside `code` spans only
-            pieces[i] = _LINE_REFERENCE.sub(lambda m: _cell_phrase(*where(int(m.group(1)))), pieces[i])
-        return "`".join(pieces)
-
-    for finding in findings:
-        cell, line = where(finding.line)
-        end_cell, end_line = where(finding.end_line)
-        finding.cell, finding.line = cell, line
-        finding.end_line = end_line if end_cell == cell else line
-        finding.message = relabel(finding.message)
-        for related in finding.related:
-            related.cell, related.line = where(related.line)
-        if finding.fix is not None:
-            fix = dict(finding.fix)
-            fix.pop("edit", None)  # a line range of the joined text means nothing in the notebook file
-            for key in ("message", "reason"):
-                if isinstance(fix.get(key), str):
-                    fix[key] = relabel(fix[key])
-            finding.fix = fix
-    return findings
-
-
-def _cell_phrase(cell: Optional[int], line: int) -> str:
-    return f"line {line} of cell {cell}" if cell is not None else f"line {line}"
-
-
-def _in_cells(message: str, program: _Program, text: str) -> str:
-    mapping = _cell_map(text, program)
-
-    def replace(match: "re.Match[str]") -> str:
-        line = int(match.group(1))
-        if 1 <= line <= len(mapping) and mapping[line - 1][0]:
-            return f"line {mapping[line - 1][1]} of cell {mapping[line - 1][0]}"
-        return match.group(0)
-
-    return re.sub(r"\bline (\d+)\b", replace, message, count=1)
-
-
-# ----- fixing ------------------------------------------------------------------------------------------
-
-
-def _fix(path: str, source: SourceText, settings: Settings, mode: str, unsafe: bool, from_stdin: bool,
-         document: Dict[str, Any], program: _Program, project=None) -> FileReport:
-    from .fixer.apply import fix_source  # the fixer imports the engine: only fix runs need it
-    from .fixer.writer import write_atomic
-
-    try:
-        result = fix_source(program.text, path, unsafe, settings, project=project)
-    except InputError as exc:
-        raise InputError(_in_cells(str(exc), program, program.text)) from None
-    if result.source == program.text:
-        return FileReport(path, _placed(result.remaining, program, result.source), fixed=result.applied,
-                          output=source.text)
-    sources = _split_cells(result.source, program)
-    if sources is None:
-        findings = analyse_source(program.text, path, settings, project=project).findings
-        report = FileReport(path, _placed(findings, program, program.text))
-        report.error = "the fix could not be mapped back onto the notebook's cells; notebook left unchanged"
-        return report
-    new_text = _splice(source.text, document, program, sources)
-    if not _only_sources_changed(document, new_text, program, sources):
-        raise InputError("the fixed notebook did not re-read as the same notebook with new sources; left unchanged")
-    report = FileReport(path, _placed(result.remaining, program, result.source), fixed=result.applied)
-    if mode == DIFF:
-        report.diff = "".join(
-            difflib.unified_diff(
-                source.text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-            )
-        )
-    elif from_stdin:
-        report.output = new_text
-    else:
-        write_atomic(path, new_text, source)
-    return report
 
 
 def _split_cells(text: str, program: _Program) -> Optional[Dict[int, str]]:

@@ -1,13 +1,16 @@
-"""Reading a Python source file into text the way the interpreter would, with one-line errors."""
+"""A Python source file as a document: decoded the way the interpreter would (BOM, coding cookie),
+encoded back the same way, with one-line errors. The program the engine reads is the text itself."""
 from __future__ import annotations
 
 import io
 import tokenize
 from dataclasses import dataclass
+from typing import Optional, Tuple
 
 
 class InputError(Exception):
-    """A file that cannot be checked; the message is one line meant for the user."""
+    """A file that cannot be checked; the message is one line meant for the user (it may name a line
+    of the program with `lines.line_ref`, which the document renders)."""
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,25 @@ def read_source(path: str) -> SourceText:
     except OSError as exc:
         raise InputError(exc.strerror or str(exc)) from None
     return decode(raw)
+
+
+def encode(text: str, original: SourceText) -> bytes:
+    data = text.encode(original.encoding)
+    return b"\xef\xbb\xbf" + data if original.bom else data
+
+
+class PythonDocument:
+    """A `.py` file (or stdin): the program is the file's text, positions are its own lines."""
+
+    def __init__(self, path: str, source: SourceText) -> None:
+        self.path = path
+        self.source = source
+        self.program: Optional[str] = source.text
+
+    def place(self, line: int) -> Tuple[Optional[int], int]:
+        """(cell, line) a reader sees for a line of the program: no cells here."""
+        return None, line
+
+    def rebuild(self, program: str) -> str:
+        """The file's new text for a fixed program."""
+        return program
