@@ -26,8 +26,11 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
 
-from ddp_lint.fixer import fix_source  # noqa: E402
+from ddp_lint.fixer.apply import fix_source  # noqa: E402
 from ddp_lint.settings import Selection, Settings  # noqa: E402
+
+# runs 200 generated programs before and after their fixes
+pytestmark = pytest.mark.slow
 
 ALL = Settings(Selection(select=("ALL",)))
 EXAMPLES = int(os.environ.get("DDP_LINT_DIFF_EXAMPLES", "200"))

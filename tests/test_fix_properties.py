@@ -10,12 +10,15 @@ import libcst as cst
 from hypothesis import HealthCheck, given, settings
 
 from ddp_lint.engine import lint_source
-from ddp_lint.fixer import fix_source
+from ddp_lint.fixer.apply import fix_source
 from ddp_lint.fixer.apply import fixable
 from ddp_lint.prefilter import stage_decisions
 from ddp_lint.settings import Selection, Settings
 
 from programs.training_scripts import scripts
+
+# hypothesis draws hundreds of programs
+pytestmark = pytest.mark.slow
 
 ALL = Settings(Selection(select=("ALL",)))
 EXAMPLES = int(os.environ.get("DDP_LINT_SOAK", "220"))

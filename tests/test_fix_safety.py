@@ -7,7 +7,7 @@ import pytest
 
 from ddp_lint.cli import main
 from ddp_lint.pipeline import check_text as lint_source
-from ddp_lint.fixer import fix_source
+from ddp_lint.fixer.apply import fix_source
 from ddp_lint.settings import Selection, Settings
 
 ALL = Settings(Selection(select=("ALL",)))

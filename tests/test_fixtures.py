@@ -9,7 +9,7 @@ import pytest
 
 from ddp_lint.engine import lint_source
 from ddp_lint.pipeline import check_text
-from ddp_lint.fixer import fix_source
+from ddp_lint.fixer.apply import fix_source
 from ddp_lint.fixer.apply import fixable
 from ddp_lint.prefilter import stage_decisions
 from ddp_lint.settings import Selection, Settings

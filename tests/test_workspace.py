@@ -223,3 +223,17 @@ def test_nesting_python_rejects_is_exit_2_and_never_fixed(cwd, capsys):
     assert code == 2 and "DDP101" not in out and "too many nested parentheses" in out
     code, out, _ = run(capsys, "--fix", "nested.py")
     assert code == 2 and path.read_text() == text
+
+
+def test_a_folder_named_explicitly_is_walked_even_when_excluded_or_ignored(cwd, capsys):
+    subprocess.run(["git", "init", "-q", str(cwd)], check=True)
+    write(cwd / ".gitignore", "_work/\n")
+    write(cwd / "_work" / "pkg" / "a.py")
+    write(cwd / "_work" / "pkg" / "build" / "b.py")
+    write(cwd / "build" / "lib" / "c.py")
+    _, paths, _ = checked(capsys, ".")
+    assert paths == []
+    _, paths, _ = checked(capsys, "_work")
+    assert paths == ["_work/pkg/a.py"]  # inside it, `build` is still excluded
+    _, paths, _ = checked(capsys, "build")
+    assert paths == ["build/lib/c.py"]

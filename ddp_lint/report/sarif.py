@@ -43,7 +43,7 @@ def render(result: RunResult) -> str:
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _LEVEL[f.severity],
-            "message": {"text": f"{f.summary}\n{f.message}" if f.summary else f.message},
+            "message": {"text": f"{f.summary}. {f.message}" if f.summary else f.message},
             "locations": [_location(f.path, f.cell, _region(f.line, f.column, f.end_line, f.end_column))],
         }
         if f.related:

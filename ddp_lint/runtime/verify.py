@@ -77,7 +77,7 @@ def _static_tools(script: str) -> Tuple[Any, Any]:
     try:
         from ddp_lint.config import ConfigError
         from ddp_lint.documents.python import PythonDocument, decode
-        from ddp_lint.fixer import fix_source
+        from ddp_lint.fixer.apply import fix_source
         from ddp_lint.pipeline import check
         from ddp_lint.workspace.configs import Resolver
     except ImportError as exc:

@@ -4,7 +4,9 @@ A folder is walked minus what is excluded there: the governing configuration's `
 defaults: `build`, `dist`, `.venv`, `*.egg-info`, ...) and `extend-exclude`, the `.gitignore` files
 of the repository (from its root down, `.git/info/exclude` too; `respect-gitignore = false` turns
 them off), and any folder holding a virtual environment. A path named on the command line is
-checked even when excluded, unless `force-exclude` is on (pre-commit names every staged file).
+checked even when excluded, unless `force-exclude` is on (pre-commit names every staged file); a
+folder named there is walked even when it is excluded or ignored itself (`ddp-lint build/`), the
+exclusions then applying inside it as if it were the top.
 A folder that cannot be read is an error of the run, never silently skipped.
 """
 from __future__ import annotations
@@ -44,7 +46,9 @@ class _GitIgnores:
 
     def stop_above(self, folder: str) -> None:
         """Outside a repository, the walk's own folder is the outermost whose .gitignore counts."""
-        self._by_folder.setdefault(os.path.dirname(os.path.abspath(folder)), ())
+        folder = os.path.abspath(folder)
+        self._by_folder = {k: v for k, v in self._by_folder.items() if not (k == folder or k.startswith(folder + os.sep))}
+        self._by_folder[os.path.dirname(folder)] = ()
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         decision: Optional[bool] = None
@@ -82,13 +86,24 @@ class Discovery:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.gitignores = _GitIgnores()
+        self._tops: Dict[tuple, Globs] = {}
 
-    def excluded(self, path: str, is_dir: bool, resolved: Resolved) -> bool:
+    def excluded(self, path: str, is_dir: bool, resolved: Resolved, top: Optional[str] = None) -> bool:
+        """`top`: a named folder that is itself excluded; patterns are then read relative to it, since
+        a pattern that matches a folder matches everything inside it."""
         if os.path.basename(path) in _ALWAYS_SKIPPED and is_dir:
             return True
-        if resolved.excluded(path, is_dir):
+        globs = resolved.exclude if top is None else self._rebased(resolved, top)
+        if globs.matches(path, is_dir):
             return True
         return resolved.settings.respect_gitignore and self.gitignores.ignored(path, is_dir)
+
+    def _rebased(self, resolved: Resolved, top: str) -> Globs:
+        key = (id(resolved), top)
+        globs = self._tops.get(key)
+        if globs is None:
+            globs = self._tops[key] = Globs(resolved.exclude.patterns, top)
+        return globs
 
     def files(self, paths: Iterable[str]) -> Tuple[List[str], Errors]:
         """Files to check, sorted, and (path, reason) for what cannot be read."""
@@ -136,18 +151,24 @@ class Discovery:
             where = error.filename or root
             errors.append((where, f"cannot read directory: {(error.strerror or str(error)).lower()}"))
 
+        start = self.resolver.for_directory(root)
+        top = None
+        if start.excluded(root, True):
+            top = os.path.abspath(root)  # named explicitly: walked, its inside judged from it
+        if start.settings.respect_gitignore and self.gitignores.ignored(root, True):
+            self.gitignores.stop_above(root)  # likewise: only the .gitignore files inside it count
         # followlinks=False: a symlinked folder that points at its parent must not loop forever.
         for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=unreadable):
             resolved = self.resolver.for_directory(directory)
             dirnames[:] = sorted(
                 d for d in dirnames
                 if not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
-                and not self.excluded(os.path.join(directory, d), True, resolved)
+                and not self.excluded(os.path.join(directory, d), True, resolved, top)
             )
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES):
                     path = os.path.join(directory, name)
-                    if not self.excluded(path, False, resolved):
+                    if not self.excluded(path, False, resolved, top):
                         found.append(path)
         return found
 

@@ -7,6 +7,9 @@ from ddp_lint.frontends.flake8_plugin import Plugin
 
 from .conftest import CLEAN, SEED
 
+# every test starts a real flake8 process
+pytestmark = pytest.mark.slow
+
 FORMAT = "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s"
 
 
