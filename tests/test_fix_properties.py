@@ -7,11 +7,11 @@ import os
 from collections import Counter
 
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ddp_lint.engine import lint_source
-from ddp_lint.fixer.apply import fix_source
-from ddp_lint.fixer.apply import fixable
+from ddp_lint.fixer.apply import fix_source, fixable
 from ddp_lint.prefilter import stage_decisions
 from ddp_lint.settings import Selection, Settings
 

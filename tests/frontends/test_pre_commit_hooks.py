@@ -64,7 +64,9 @@ def config(repo: Path, rev: str, hook: str) -> str:
 @pytest.mark.skipif(GIT is None, reason="needs git")
 def test_check_hook_fails_on_bad_file_passes_on_good_one_and_fix_hook_rewrites(tmp_path):
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert {h["id"]: h["entry"] for h in hooks} == {"ddp-lint": "ddp-lint check", "ddp-lint-fix": "ddp-lint check --fix"}
+    # pre-commit names every staged file: --force-exclude keeps the exclusions (build/, .gitignore) in force
+    assert {h["id"]: h["entry"] for h in hooks} == {
+        "ddp-lint": "ddp-lint check --force-exclude", "ddp-lint-fix": "ddp-lint check --fix --force-exclude"}
     assert all(h["types_or"] == ["python", "jupyter"] for h in hooks)
 
     hook_repo, project, home = tmp_path / "hook-repo", tmp_path / "project", tmp_path / "pre-commit-home"
