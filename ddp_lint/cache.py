@@ -127,8 +127,9 @@ class Cache:
                                 deps=deps)
         except (KeyError, TypeError, ValueError):
             return None
-        if entry.get("seen") != self.now:
-            entry["seen"] = self.now
+        seen = entry.get("seen")
+        if not isinstance(seen, int) or self.now - seen > 86400:
+            entry["seen"] = self.now  # a day's precision: a warm run that changed nothing writes nothing
             self.dirty = True
         return report
 

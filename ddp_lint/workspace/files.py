@@ -52,7 +52,7 @@ class _GitIgnores:
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         decision: Optional[bool] = None
-        for globs in self.chain(os.path.dirname(os.path.abspath(path))):
+        for globs in self.chain(os.path.dirname(path if os.path.isabs(path) else os.path.abspath(path))):
             verdict = globs.decision(path, is_dir)
             if verdict is not None:
                 decision = verdict
@@ -159,17 +159,16 @@ class Discovery:
             self.gitignores.stop_above(root)  # likewise: only the .gitignore files inside it count
         # followlinks=False: a symlinked folder that points at its parent must not loop forever.
         for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=unreadable):
-            resolved = self.resolver.for_directory(directory)
+            absolute = os.path.abspath(directory)  # once per folder: patterns match absolute paths
+            resolved = self.resolver.for_directory(absolute)
             dirnames[:] = sorted(
                 d for d in dirnames
-                if not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
-                and not self.excluded(os.path.join(directory, d), True, resolved, top)
+                if not os.path.exists(os.path.join(absolute, d, "pyvenv.cfg"))
+                and not self.excluded(os.path.join(absolute, d), True, resolved, top)
             )
             for name in sorted(filenames):
-                if name.endswith(SUFFIXES):
-                    path = os.path.join(directory, name)
-                    if not self.excluded(path, False, resolved, top):
-                        found.append(path)
+                if name.endswith(SUFFIXES) and not self.excluded(os.path.join(absolute, name), False, resolved, top):
+                    found.append(os.path.join(directory, name))
         return found
 
 
