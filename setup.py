@@ -11,7 +11,9 @@ setup(
     install_requires=["libcst>=1.1", "pathspec>=0.12", "tomli>=1.1; python_version < '3.11'"],
     extras_require={
         "runtime": ["torch>=2.1", "numpy"],
-        "test": ["pytest>=7", "hypothesis>=6", "flake8>=6", "pre-commit>=3", "sarif-tools>=3", "nbformat>=5"],
+        "server": ["pygls>=2,<3"],
+        "test": ["pytest>=7", "hypothesis>=6", "flake8>=6", "pre-commit>=3", "sarif-tools>=3", "nbformat>=5",
+                 "pygls>=2,<3", "pytest-lsp>=1,<2"],
     },
     entry_points={
         "console_scripts": ["ddp-lint=ddp_lint.cli:main"],

@@ -22,7 +22,7 @@ from .workspace.configs import Overrides, Resolver
 from .workspace.files import Discovery
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "run", "verify")
+SUBCOMMANDS = ("check", "rule", "rules", "run", "verify", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "text")
 
 DESCRIPTION = """\
@@ -34,6 +34,7 @@ commands:
   ddp-lint rule CODE            a rule's documentation
   ddp-lint run SCRIPT [ARGS]    run a training script with the runtime monitor in every rank (needs torch)
   ddp-lint verify SCRIPT [ARGS] run a script and its fixed copy, and compare them (needs torch)
+  ddp-lint server               a language server for editors, over stdio (needs pygls: pip install pygls)
 """
 EPILOG = """\
 exit codes: 0 no findings; 1 findings (or fixes, with --exit-non-zero-on-fix); 2 usage, configuration or
@@ -165,6 +166,14 @@ def _dispatch(argv: List[str]) -> int:
         except ImportError as exc:
             raise UsageError(f"the runtime companion is unavailable: {exc}") from None
         return (runtime_cli.run_main if command == "run" else runtime_cli.verify_main)(rest)
+    if command == "server":
+        try:
+            from .frontends import language_server
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+                raise
+            raise UsageError("the language server needs pygls, which is not installed: pip install pygls") from None
+        return language_server.main(rest)
     return check(_check_parser().parse_args(rest))
 
 

@@ -5,7 +5,7 @@ also honours `--disable-noqa`."""
 from __future__ import annotations
 
 import re
-from typing import List, Sequence, TypeVar
+from typing import List, Optional, Sequence, TypeVar
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 
@@ -21,10 +21,15 @@ def unsuppressed(findings: Sequence[T], text: str) -> List[T]:
     return [f for f in findings if not suppressed(lines, f.line, f.code)]  # type: ignore[attr-defined]
 
 
+def noqa_comment(line: str) -> Optional["re.Match[str]"]:
+    """The `# noqa` comment on one line, if any; its `codes` group holds the codes it lists (None: all)."""
+    return _NOQA.search(line)
+
+
 def suppressed(lines: List[str], line: int, code: str) -> bool:
     if not 1 <= line <= len(lines):
         return False
-    match = _NOQA.search(lines[line - 1])
+    match = noqa_comment(lines[line - 1])
     if match is None:
         return False
     codes = match.group("codes")
