@@ -86,9 +86,11 @@ def _key(finding: Finding) -> tuple:
 
 class DdpLintServer(LanguageServer):
     def __init__(self) -> None:
+        # Markdown cells too: a client sends only the cells the selector names, and a finding's message
+        # counts cells as the CLI does, markdown included ("line 1 of cell 3").
         notebooks = types.NotebookDocumentSyncOptions(
-            notebook_selector=[types.NotebookDocumentFilterWithCells(
-                notebook="*", cells=[types.NotebookCellLanguage(language="python")])],
+            notebook_selector=[types.NotebookDocumentFilterWithCells(notebook="*", cells=[
+                types.NotebookCellLanguage(language="python"), types.NotebookCellLanguage(language="markdown")])],
             save=True,
         )
         super().__init__("ddp-lint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
