@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Deque, Dict, List, Optional, TextIO, Tuple
 
 from .config import MonitorConfig
+from .nodes import NodeLaunch
 from .records import START, read_records
 
 # The directory that holds the `ddp_lint` package, put first on the ranks' PYTHONPATH so they
@@ -33,6 +34,19 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspat
 TIMEOUT_EXIT_CODE = 124
 _GRACE_SECONDS = 5.0
 _START_POLL_SECONDS = 0.1
+
+
+_LINUX = sys.platform.startswith("linux")
+# On one node of a multi-node job, torchrun must not outlive this node's `ddp-lint run` if that is
+# killed outright (SIGKILL, a node's job step torn down): the kernel sends torchrun SIGTERM when its
+# parent dies (prctl PR_SET_PDEATHSIG, kept across exec), and torchrun then stops its workers.
+_PARENT_DEATH_SHIM = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(143)  # the parent died before prctl took effect\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
 
 @dataclass
@@ -50,9 +64,17 @@ class LaunchSpec:
     python: str = sys.executable
     echo: Optional[TextIO] = None  # where the script's output is copied as it runs
     tail_lines: int = 120  # torchrun's failure report alone takes ~30 of them
+    # One node of a multi-node job: torchrun joins the rendezvous these name instead of --standalone;
+    # `nproc` stays the ranks of this node.
+    nodes: Optional[NodeLaunch] = None
+    # Set from outside (node 0, when another node died): the ranks get `stop_grace` seconds to end on
+    # their own (their collectives fail), then every process is stopped as at a timeout.
+    stop: Optional[threading.Event] = None
+    stop_grace: float = 10.0
 
     def uses_torchrun(self) -> bool:
-        return self.launcher == "torchrun" or (self.launcher == "auto" and self.nproc > 1)
+        return (self.nodes is not None or self.launcher == "torchrun"
+                or (self.launcher == "auto" and self.nproc > 1))
 
 
 @dataclass
@@ -79,6 +101,10 @@ def build_command(spec: LaunchSpec) -> List[str]:
     bootstrap = ["-m", "ddp_lint.runtime.bootstrap", spec.script, *spec.script_args]
     if not spec.uses_torchrun():
         return [spec.python, *bootstrap]
+    if spec.nodes is not None:
+        torchrun = [spec.python, "-m", "torch.distributed.run", *spec.nodes.torchrun_args(),
+                    "--nproc-per-node", str(spec.nproc), *bootstrap]
+        return [spec.python, "-c", _PARENT_DEATH_SHIM, str(os.getpid()), *torchrun] if _LINUX else torchrun
     return [
         spec.python, "-m", "torch.distributed.run",
         "--standalone",  # c10d rendezvous on a free local port: parallel runs do not collide
@@ -236,8 +262,9 @@ def _pump(stream: "TextIO", tail: Deque[str], echo: Optional[TextIO]) -> None:
 
 
 def _all_started(out_dir: str, nproc: int) -> bool:
+    # Counted, not looked up as ranks 0..nproc-1: on node k of a multi-node job the ranks are global.
     records = read_records(out_dir)
-    return all(any(row.get("kind") == START for row in records.get(rank, ())) for rank in range(nproc))
+    return sum(1 for rows in records.values() if any(row.get("kind") == START for row in rows)) >= nproc
 
 
 def _wait(proc: "subprocess.Popen[str]", spec: LaunchSpec, out_dir: str,
@@ -246,6 +273,8 @@ def _wait(proc: "subprocess.Popen[str]", spec: LaunchSpec, out_dir: str,
 
     When every rank had started is measured (in seconds after the launch) only with start_timeout.
     """
+    if spec.stop is not None:
+        return _wait_or_stop(proc, spec, started), None
     if spec.start_timeout is None:
         try:
             proc.wait(timeout=spec.timeout)
@@ -270,6 +299,26 @@ def _wait(proc: "subprocess.Popen[str]", spec: LaunchSpec, out_dir: str,
     return False, all_started_after
 
 
+def _wait_or_stop(proc: "subprocess.Popen[str]", spec: LaunchSpec, started: float) -> bool:
+    """`_wait` for a run that `spec.stop` may end early; True when it must be stopped (timeout or stop)."""
+    assert spec.stop is not None
+    deadline = started + spec.timeout
+    while time.monotonic() < deadline:
+        if spec.stop.is_set():
+            deadline = min(deadline, time.monotonic() + spec.stop_grace)
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                return False
+            except subprocess.TimeoutExpired:
+                return True
+        try:
+            proc.wait(timeout=_START_POLL_SECONDS * 5)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+    return proc.poll() is None
+
+
 def launch(spec: LaunchSpec) -> LaunchResult:
     """Run the script under the monitor and collect every rank's records."""
     command = build_command(spec)
@@ -290,8 +339,11 @@ def launch(spec: LaunchSpec) -> LaunchResult:
         except BaseException:
             terminate_tree(proc)
             raise
+        stopped_early = timed_out and spec.stop is not None and spec.stop.is_set()
         if timed_out:
             killed = terminate_tree(proc)
+        # Stopped because another node died, not for running too long: the exit code says a signal.
+        timed_out = timed_out and not stopped_early
         reader.join(timeout=_GRACE_SECONDS)
         records = read_records(out_dir)
         if reader.is_alive():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -147,7 +148,10 @@ class Monitor:
         ]
         self._open_window()
         self._installed = True
-        self._record(START, pid=os.getpid(), world_size=int(os.environ.get("WORLD_SIZE", "1")))
+        # Where the rank runs, for naming it "rank 3 (node 1/local 1)" in a multi-node report.
+        self._record(START, pid=os.getpid(), world_size=int(os.environ.get("WORLD_SIZE", "1")),
+                     local_rank=int(os.environ.get("LOCAL_RANK", "0")),
+                     group_rank=int(os.environ.get("GROUP_RANK", "0")), host=socket.gethostname())
         return self
 
     def uninstall(self) -> None:

@@ -4,13 +4,19 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 from .findings import ERROR, WARNING, RuntimeFinding, has_error, merge_findings
 from .launcher import LaunchResult
 from .records import END, FINDING, INITIAL, START, STEP
 
+if TYPE_CHECKING:
+    from .job import NodeStatus
+
 TAIL_SHOWN = 12
+# `ddp-lint run` on node 0 of a multi-node job when some node never reported or died before it
+# could: the report holds the other nodes' findings, but not that node's.
+INCOMPLETE_EXIT_CODE = 3
 
 
 @dataclass
@@ -80,6 +86,17 @@ class RunReport:
     unfinished: List[int]
     traces: Dict[int, RankTrace]
     killed: int = 0
+    # Multi-node jobs only: every node, reported or missing, and each rank's "node 1/local 1".
+    nodes: List["NodeStatus"] = field(default_factory=list)
+    rank_names: Dict[int, str] = field(default_factory=dict)
+
+    @property
+    def missing_nodes(self) -> List["NodeStatus"]:
+        return [n for n in self.nodes if n.missing]
+
+    def rank_label(self, rank: int) -> str:
+        name = self.rank_names.get(rank)
+        return f"rank {rank} ({name})" if name else f"rank {rank}"
 
     @property
     def failed(self) -> bool:
@@ -108,8 +125,19 @@ def display_path(path: str, path_map: Optional[Mapping[str, str]] = None, cwd: O
     return path
 
 
+def _rank_names(records: Mapping[int, List[Dict[str, object]]], nodes: Sequence["NodeStatus"]) -> Dict[int, str]:
+    """ "node N/local L": N the ddp-lint node that sent the rank's records, L from its start record."""
+    names: Dict[int, str] = {}
+    for node in nodes:
+        for rank in node.ranks:
+            start = next((row for row in records.get(rank, ()) if row.get("kind") == START), {})
+            names[rank] = f"node {node.node}/local {start.get('local_rank', '?')}"
+    return names
+
+
 def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
-                 path_map: Optional[Mapping[str, str]] = None) -> RunReport:
+                 path_map: Optional[Mapping[str, str]] = None,
+                 nodes: Optional[Sequence["NodeStatus"]] = None) -> RunReport:
     findings: List[RuntimeFinding] = []
     errors: Dict[int, str] = {}
     in_step: Dict[int, Dict[str, object]] = {}
@@ -163,11 +191,16 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
         unfinished=sorted(set(started) - set(ended)),
         traces=traces,
         killed=len(result.killed),
+        nodes=list(nodes or ()),
+        rank_names=_rank_names(result.records, nodes or ()),
     )
 
 
 def exit_status(report: RunReport) -> int:
-    """0 clean; 1 when an error-class finding fired or the script failed (never hidden behind a 0)."""
+    """0 clean; 1 when an error-class finding fired or the script failed (never hidden behind a 0);
+    3 (multi-node) when some node never reported, whatever the others found."""
+    if report.missing_nodes:
+        return INCOMPLETE_EXIT_CODE
     return 1 if has_error(report.findings) or report.failed else 0
 
 
@@ -189,17 +222,18 @@ def script_status(report: RunReport) -> str:
         rank = min(report.errors)
         where = report.in_step.get(rank)
         during = f" during {where['optimizer']} step {where['step']}" if where else ""
-        text += f" (rank {rank}: {error}{during})"
+        text += f" ({report.rank_label(rank)}: {error}{during})"
     return text
 
 
-def render_finding(finding: RuntimeFinding) -> List[str]:
+def render_finding(finding: RuntimeFinding, report: Optional[RunReport] = None) -> List[str]:
     lines = [f"{finding.path}:{finding.line}: {finding.code} [{finding.severity}] {finding.message}"]
     for rel in finding.related:
         lines.append(f"    {rel.path}:{rel.line}: {rel.note}")
     for text in finding.evidence:
         lines.append(f"    also: {text}")
-    ranks = ", ".join(str(r) for r in finding.ranks)
+    names = report.rank_names if report is not None else {}
+    ranks = ", ".join(f"{r} ({names[r]})" if r in names else str(r) for r in finding.ranks)
     when = f", first at step {finding.step}" if finding.step is not None else ", before any step"
     lines.append(f"    seen on {'rank' if len(finding.ranks) == 1 else 'ranks'} {ranks}{when}")
     return lines
@@ -208,12 +242,17 @@ def render_finding(finding: RuntimeFinding) -> List[str]:
 def render_text(report: RunReport) -> str:
     lines: List[str] = []
     for finding in report.findings:
-        lines.extend(render_finding(finding))
+        lines.extend(render_finding(finding, report))
     if report.unfinished and not report.timed_out:
-        lines.append(f"ranks that did not finish: {', '.join(map(str, report.unfinished))}")
+        names = [f"{r} ({report.rank_names[r]})" if r in report.rank_names else str(r) for r in report.unfinished]
+        lines.append(f"ranks that did not finish: {', '.join(names)}")
+    for node in report.missing_nodes:
+        lines.append(f"node {node.node}{'' if node.host == '?' else f' ({node.host})'} {node.missing}: "
+                     f"its ranks' records are not in this report")
+    where = f" on {_plural(len(report.nodes), 'node')}" if report.nodes else ""
     lines.append(
         f"ddp-lint run: {_plural(report.n_errors, 'error')}, {_plural(report.n_warnings, 'warning')} "
-        f"in {_plural(report.nproc, 'process')}; {script_status(report)}"
+        f"in {_plural(report.nproc, 'process')}{where}; {script_status(report)}"
     )
     if report.failed and report.output_tail:
         lines.append("last lines of the script's output:")
@@ -222,6 +261,15 @@ def render_text(report: RunReport) -> str:
 
 
 def report_json(report: RunReport) -> Dict[str, object]:
+    out = _report_json(report)
+    if report.nodes:
+        out["nodes"] = [{"node": n.node, "host": n.host, "ranks": n.ranks, "exit_code": n.exit_code,
+                         "missing": n.missing} for n in report.nodes]
+        out["ranks"] = {str(rank): name for rank, name in sorted(report.rank_names.items())}
+    return out
+
+
+def _report_json(report: RunReport) -> Dict[str, object]:
     return {
         "findings": [f.to_json() for f in report.findings],
         "script_exit_code": report.exit_code,

@@ -10,13 +10,18 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .findings import RuntimeFinding
-from .launcher import LaunchSpec, launch
+from .job import JobOutcome, NodeStatus, run_node
+from .launcher import LaunchResult, LaunchSpec, launch
+from .nodes import split_endpoint
 from .report import RunReport, build_report, display_path, report_json
 
 NEVER_CHANGED = "model never changed"
@@ -63,6 +68,8 @@ class VerifyResult:
     equivalent: bool
     steps: int = 0
     notes: List[str] = field(default_factory=list)
+    # Multi-node: each side's node run (node 0 sends the exit code through them; see job.finish).
+    outcomes: List[JobOutcome] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -138,7 +145,9 @@ def describe(report: RunReport) -> str:
         if status and status != "trains":
             parts.append(status)
     else:
-        parts.append("trains" if status in (None, "trains") else status)
+        # A script that never stepped an optimizer did not train; say what was seen, not "trains".
+        no_step = report.steps == 0 and not any(t.steps for t in report.traces.values())
+        parts.append("no optimizer step ran" if no_step else "trains" if status in (None, "trains") else status)
         warnings = len(report.findings)
         parts.append(f"{warnings} finding{'s' if warnings != 1 else ''}")
     return ", ".join(parts)
@@ -181,27 +190,43 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
                                 f"{type(exc).__name__}: {exc}") from None
     applied = int(getattr(fix, "applied", 0))
     fixed_source = str(getattr(fix, "source", source))
-    workdir = tempfile.mkdtemp(prefix="ddp-lint-verify-")
+    notes: List[str] = []
+    run_fixed = applied > 0 and fixed_source != source
+    fixed_path, workdir = _fixed_copy_path(script) if run_fixed else ("", None)
+    if workdir is not None:
+        notes.append(f"the fixed copy ran from a temporary folder ({os.path.dirname(script)} is not writable): "
+                      f"a crash of the fixed run that reads files beside the script comes from that relocation, "
+                      f"not from the fix")
     try:
-        fixed_path = os.path.join(workdir, os.path.basename(script))
-        with open(fixed_path, "w", encoding="utf-8") as handle:
-            handle.write(fixed_source)
-        # The fixed copy runs from a temporary folder; the original's folder stays importable.
-        extra = [os.path.dirname(script), *spec.config.extra_sys_path]
+        if run_fixed:
+            with open(fixed_path, "w", encoding="utf-8") as handle:
+                handle.write(fixed_source)
+        # Beside the original, the fixed copy finds the files and modules the original finds
+        # (`Path(__file__).parent / "cfg.txt"`); from a temporary folder only the modules.
+        extra = [os.path.dirname(script), *spec.config.extra_sys_path] if workdir else list(spec.config.extra_sys_path)
+        # An interrupt stops both runs at once (the launches run in threads that would otherwise be
+        # waited for), so the fixed copy is removed promptly.
+        stop = spec.stop or threading.Event()
         original_spec = dataclasses.replace(
-            spec, script=script, script_args=list(script_args),
+            spec, script=script, script_args=list(script_args), stop=stop, stop_grace=0.0,
             config=dataclasses.replace(spec.config, trace=True))
         fixed_spec = dataclasses.replace(
-            spec, script=fixed_path, script_args=list(script_args),
+            spec, script=fixed_path, script_args=list(script_args), stop=stop, stop_grace=0.0,
             config=dataclasses.replace(spec.config, trace=True, extra_sys_path=extra))
-        run_fixed = applied > 0 and fixed_source != source
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            original_future = pool.submit(launch, original_spec)
-            fixed_future = pool.submit(launch, fixed_spec) if run_fixed else None
-            original_run = original_future.result()
-            fixed_run = fixed_future.result() if fixed_future is not None else None
+            original_future = pool.submit(_launch_side, original_spec)
+            fixed_future = pool.submit(_launch_side, fixed_side_spec(fixed_spec)) if run_fixed else None
+            try:
+                original_run, original_nodes, original_outcome = original_future.result()
+                fixed_run, fixed_nodes, fixed_outcome = (fixed_future.result() if fixed_future is not None
+                                                         else (None, [], None))
+            except BaseException:
+                stop.set()
+                raise
+        outcomes = [o for o in (original_outcome, fixed_outcome) if o is not None]
         original = Side("original", static_original,
-                        build_report(script, spec.nproc, original_run, spec.timeout))
+                        build_report(script, _world(spec, original_nodes), original_run, spec.timeout,
+                                     nodes=original_nodes))
         fixed: Optional[Side] = None
         if fixed_run is not None:
             try:
@@ -209,16 +234,89 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
             except Exception as exc:
                 raise VerifyUnavailable(f"ddp-lint verify: the static engine failed on the fixed copy: "
                                         f"{type(exc).__name__}: {exc}") from None
-            fixed_report = build_report(fixed_path, spec.nproc, fixed_run, spec.timeout,
-                                        path_map={fixed_path: f"{shown} [fixed]"})
+            if workdir is None:
+                _same_fixed_copy(fixed_run.records, fixed_path)
+            fixed_report = build_report(fixed_path, _world(spec, fixed_nodes), fixed_run, spec.timeout,
+                                        path_map={fixed_path: f"{shown} [fixed]"}, nodes=fixed_nodes)
             fixed = Side("fixed", static_fixed, fixed_report)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        # Also on an error or an interrupt (SIGINT, and SIGTERM: the CLI turns it into one).
+        if fixed_path:
+            try:
+                os.remove(fixed_path)
+            except OSError:
+                pass
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
     diff = list(difflib.unified_diff(source.splitlines(), fixed_source.splitlines(),
                                      f"{shown}", f"{shown} [fixed]", lineterm="", n=1))
     steps = max(original.report.steps, fixed.report.steps if fixed else 0)
     verdict, equivalent = verdict_for(original, fixed, applied, steps)
-    return VerifyResult(shown, applied, diff, original, fixed, verdict, equivalent, steps)
+    if notes and fixed is not None and fixed.report.failed:
+        verdict += f" ({notes[0]})"
+    return VerifyResult(shown, applied, diff, original, fixed, verdict, equivalent, steps, notes, outcomes)
+
+
+def fixed_side_spec(spec: LaunchSpec) -> LaunchSpec:
+    """Multi-node: the fixed copy's run joins its own rendezvous, at the rendezvous port + 2 (and the
+    report port + 2), with the id `ID-fixed`, since both sides run at once."""
+    if spec.nodes is None:
+        return spec
+    host, port = split_endpoint(spec.nodes.rdzv_endpoint)
+    nodes = dataclasses.replace(spec.nodes, rdzv_endpoint=f"{host}:{port + 2}", rdzv_id=f"{spec.nodes.rdzv_id}-fixed",
+                                report_port=spec.nodes.collector_port + 2)
+    return dataclasses.replace(spec, nodes=nodes)
+
+
+def _launch_side(spec: LaunchSpec) -> Tuple[LaunchResult, List[NodeStatus], Optional[JobOutcome]]:
+    if spec.nodes is None:
+        return launch(spec), [], None
+    outcome = run_node(spec)
+    return outcome.result, outcome.nodes, outcome
+
+
+def _world(spec: LaunchSpec, nodes: List[NodeStatus]) -> int:
+    if not nodes:
+        return spec.nproc
+    return max(sum(len(n.ranks) for n in nodes), spec.nproc * len(nodes))
+
+
+def _fixed_copy_path(script: str) -> Tuple[str, Optional[str]]:
+    """Where the fixed copy runs: a hidden sibling of the original (`.train.ddp-lint-fixed.py`, created here
+    so that no other verify of the same script takes it), or, when the original's folder is not
+    writable, a temporary folder (returned second, to be removed)."""
+    folder, name = os.path.split(script)
+    stem = os.path.splitext(name)[0]
+    for candidate in (os.path.join(folder, f".{stem}.ddp-lint-fixed.py"),
+                      # another verify of this script runs (here, or on another node of a shared filesystem)
+                      os.path.join(folder, f".{stem}.ddp-lint-fixed-{socket.gethostname()}-{os.getpid()}.py")):
+        try:
+            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return candidate, None
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+    workdir = tempfile.mkdtemp(prefix="ddp-lint-verify-")
+    return os.path.join(workdir, name), workdir
+
+
+def _same_fixed_copy(records: Dict[int, List[Dict[str, Any]]], fixed_path: str) -> None:
+    """Other nodes on a shared filesystem may have named their fixed copy differently: one path for all."""
+    folder, name = os.path.split(fixed_path)
+    stem = name[1:].split(".ddp-lint-fixed")[0]
+    pattern = re.compile(re.escape(os.path.join(folder, f".{stem}.ddp-lint-fixed")) + r"[^/]*\.py$")
+
+    def same(path: object) -> object:
+        return fixed_path if isinstance(path, str) and pattern.match(path) else path
+
+    for rows in records.values():
+        for row in rows:
+            if "path" in row:
+                row["path"] = same(row["path"])
+            for rel in row.get("related") or ():
+                if isinstance(rel, dict) and "path" in rel:
+                    rel["path"] = same(rel["path"])
 
 
 # ---------------------------------------------------------------------------------- rendering

@@ -2,8 +2,8 @@
 
 The command line (`--device`), the process group, the data and the training loop live here; the
 model, the optimizer and the placement, wrap or cast stay in the scenario, where both the static
-rules and the runtime monitor report their lines. `ddp-lint verify` runs a fixed copy from a
-temporary folder with the original's folder on its path, so the copy imports this module too.
+rules and the runtime monitor report their lines. `ddp-lint verify` runs a fixed copy beside the
+original (`.NAME.ddp-lint-fixed.py`), so the copy imports this module too.
 """
 from __future__ import annotations
 

@@ -1,0 +1,230 @@
+"""One report for a multi-node job: node 0 collects every node's records over TCP, no shared filesystem.
+
+Node 0 runs a `Collector` (a TCP server on all interfaces, at the report port) for the whole run.
+Every other node's `Sender` connects as its ranks start (a `hello`, retried until the deadline) and
+keeps the connection open; when its ranks end it sends its `result` (its ranks' records, exit code,
+output tail) and waits for node 0's `done` (the whole job's exit code). A connection that closes
+before its result means that node's `ddp-lint run` died; a node never heard of by the deadline
+never joined. Messages are JSON lines.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .launcher import LaunchResult
+
+_RETRY_SECONDS = 0.5
+_ACCEPT_POLL_SECONDS = 0.2
+
+NEVER_REPORTED = "never reported"
+DIED = "died before reporting (its ddp-lint run lost its connection to node 0)"
+
+
+def result_payload(node: int, host: str, result: LaunchResult) -> Dict[str, object]:
+    return {
+        "type": "result", "node": node, "host": host, "exit_code": result.exit_code,
+        "timed_out": result.timed_out, "duration": result.duration, "output_tail": result.output_tail,
+        "records": {str(rank): rows for rank, rows in result.records.items()}, "killed": len(result.killed),
+    }
+
+
+@dataclass
+class NodeResult:
+    node: int
+    host: str
+    exit_code: int
+    timed_out: bool
+    duration: float
+    output_tail: List[str]
+    records: Dict[int, List[Dict[str, object]]]
+    killed: int = 0
+
+    @classmethod
+    def from_payload(cls, data: Dict[str, object]) -> "NodeResult":
+        records = {int(k): list(v) for k, v in dict(data.get("records") or {}).items()}  # type: ignore[call-overload]
+        return cls(node=int(data["node"]), host=str(data.get("host", "?")),  # type: ignore[call-overload]
+                   exit_code=int(data.get("exit_code", 1)), timed_out=bool(data.get("timed_out")),  # type: ignore
+                   duration=float(data.get("duration", 0.0)), output_tail=list(data.get("output_tail") or []),  # type: ignore
+                   records=records, killed=int(data.get("killed", 0)))  # type: ignore[call-overload]
+
+    @classmethod
+    def local(cls, node: int, host: str, result: LaunchResult) -> "NodeResult":
+        return cls(node, host, result.exit_code, result.timed_out, result.duration, list(result.output_tail),
+                   dict(result.records), len(result.killed))
+
+
+@dataclass
+class _Peer:
+    host: str = "?"
+    connection: Optional[socket.socket] = None
+    result: Optional[NodeResult] = None
+    lost: bool = False
+
+
+class Collector:
+    """Node 0's TCP server: gathers the other nodes' results until each has reported, died, or the deadline."""
+
+    def __init__(self, port: int, bind: str = "") -> None:
+        self._server = socket.create_server((bind, port), reuse_port=False)
+        self._server.settimeout(_ACCEPT_POLL_SECONDS)
+        self.port = int(self._server.getsockname()[1])
+        self._peers: Dict[int, _Peer] = {}
+        self._changed = threading.Condition()
+        self._closed = False
+        self.lost = threading.Event()  # set when some node's connection closed before its result
+        self._threads: List[threading.Thread] = []
+        self._acceptor = threading.Thread(target=self._accept, daemon=True, name="ddp-lint-collector")
+        self._acceptor.start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                connection, _ = self._server.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            thread = threading.Thread(target=self._serve, args=(connection,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        node: Optional[int] = None
+        try:
+            with connection.makefile("r", encoding="utf-8") as reader:
+                for line in reader:
+                    try:
+                        message = json.loads(line)
+                        node = int(message["node"])
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    with self._changed:
+                        peer = self._peers.setdefault(node, _Peer())
+                        peer.host = str(message.get("host", peer.host))
+                        peer.connection, peer.lost = connection, False
+                        if message.get("type") == "result":
+                            peer.result = NodeResult.from_payload(message)
+                        self._changed.notify_all()
+        except OSError:
+            pass
+        if node is not None:
+            with self._changed:
+                peer = self._peers[node]
+                if peer.result is None and peer.connection is connection:
+                    peer.lost = True
+                    self.lost.set()
+                self._changed.notify_all()
+
+    def wait(self, nodes: List[int], deadline: float) -> Tuple[Dict[int, NodeResult], Dict[int, str]]:
+        """The results of `nodes`, and the ones missing with why, once each has an answer or at `deadline`."""
+        with self._changed:
+            while True:
+                pending = [n for n in nodes if n not in self._peers
+                           or (self._peers[n].result is None and not self._peers[n].lost)]
+                left = deadline - time.monotonic()
+                if not pending or left <= 0:
+                    break
+                self._changed.wait(timeout=min(left, 1.0))
+            results = {n: self._peers[n].result for n in nodes if n in self._peers and self._peers[n].result}
+            missing = {n: (DIED if n in self._peers else NEVER_REPORTED) for n in nodes if n not in results}
+            return results, missing  # type: ignore[return-value]
+
+    def hosts(self) -> Dict[int, str]:
+        with self._changed:
+            return {n: p.host for n, p in self._peers.items()}
+
+    def finish(self, exit_code: int, host: str) -> None:
+        """Tell every node that reported the job's exit code, then stop serving."""
+        with self._changed:
+            connections = [p.connection for p in self._peers.values() if p.connection is not None]
+        for connection in connections:
+            try:
+                connection.sendall((json.dumps({"type": "done", "exit_code": exit_code, "host": host}) + "\n")
+                                   .encode("utf-8"))
+            except OSError:
+                pass
+        self.close()
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._server.close()
+        except OSError:
+            pass
+        with self._changed:
+            connections = [p.connection for p in self._peers.values() if p.connection is not None]
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+                connection.close()
+            except OSError:
+                pass
+
+
+@dataclass
+class Sender:
+    """A non-zero node's side: announce itself early, deliver its result, learn the job's exit code."""
+
+    host: str
+    port: int
+    node: int
+    local_host: str
+    deadline: float
+    _socket: Optional[socket.socket] = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _connect(self, until: float) -> Optional[socket.socket]:
+        with self._lock:
+            while self._socket is None and time.monotonic() < until:
+                try:
+                    sock = socket.create_connection((self.host, self.port), timeout=5.0)
+                    sock.sendall(self._line({"type": "hello"}))
+                    self._socket = sock
+                except OSError:
+                    time.sleep(_RETRY_SECONDS)
+            return self._socket
+
+    def _line(self, message: Dict[str, object]) -> bytes:
+        return (json.dumps({**message, "node": self.node, "host": self.local_host}, default=str) + "\n").encode()
+
+    def announce(self) -> threading.Thread:
+        """Connect in the background while the ranks run (node 0 may start later than this node)."""
+        thread = threading.Thread(target=self._connect, args=(self.deadline,), daemon=True)
+        thread.start()
+        return thread
+
+    def deliver(self, result: LaunchResult) -> Optional[Dict[str, object]]:
+        """Send this node's result (reconnecting once if the early connection broke), then wait for `done`."""
+        payload = result_payload(self.node, self.local_host, result)
+        for _ in range(2):
+            sock = self._connect(self.deadline)
+            if sock is None:
+                return None
+            try:
+                sock.sendall(self._line(payload))
+                break
+            except OSError:
+                with self._lock:
+                    self._socket = None
+        else:
+            return None
+        try:
+            sock.settimeout(max(1.0, self.deadline - time.monotonic()))
+            with sock.makefile("r", encoding="utf-8") as reader:
+                for line in reader:
+                    try:
+                        message = json.loads(line)
+                    except ValueError:
+                        continue
+                    if message.get("type") == "done":
+                        return message
+        except OSError:
+            return None
+        finally:
+            sock.close()
+        return None

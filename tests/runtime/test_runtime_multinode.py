@@ -1,0 +1,303 @@
+"""`ddp-lint run` across nodes: two "nodes" on this machine (two `ddp-lint run` processes joining one
+c10d rendezvous on 127.0.0.1) give the report one node gives for the same ranks; a node killed mid-run
+is named in node 0's report and leaves no process behind; SLURM's environment makes the same launch.
+
+Each node starts 2 ranks (gloo on CPU; NCCL with one GPU per rank under the `gpu` marker).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional
+
+import pytest
+
+from ddp_lint.runtime.cli import _run_parser, node_launch
+from ddp_lint.runtime.collect import NEVER_REPORTED, Collector, NodeResult, Sender
+from ddp_lint.runtime.job import NodeStatus, merge
+from ddp_lint.runtime.launcher import LaunchResult, free_port, is_alive, process_tree
+from ddp_lint.runtime.nodes import NodeOptionError, expand_nodelist, from_slurm
+from ddp_lint.runtime.report import INCOMPLETE_EXIT_CODE, build_report, exit_status, render_text
+from runtime_harness import LAUNCH_TIMEOUT, REPO, SCENARIOS_DIR, codes, command, run_all
+
+pytestmark = pytest.mark.slow
+
+SUPPORT = os.path.join(REPO, "tests", "runtime", "support")
+
+
+def _two_nodes(script: str, port: int, *options: str, script_args=()) -> List[List[str]]:
+    return [command("run", script, "--nnodes", "2", "--node-rank", str(node), "--rdzv-backend", "c10d",
+                    "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", f"test-{port}", *options,
+                    script_args=script_args)
+            for node in (0, 1)]
+
+
+def _comparable(report: Dict[str, object]) -> Dict[str, object]:
+    """What must not depend on how the ranks were spread over nodes."""
+    return {
+        "findings": [{k: f[k] for k in ("code", "severity", "path", "line", "ranks", "step", "outcome", "message")}
+                     for f in report["findings"]],  # type: ignore[union-attr]
+        "script_exit_code": report["script_exit_code"],
+        "steps": report["steps"],
+        "errors": report["errors"],
+        "unfinished_ranks": report["unfinished_ranks"],
+    }
+
+
+@pytest.mark.parametrize("name, code", [("ddp_convert_after_wrap", "DDP003"), ("zero_bucket_view_cast", "DDP005"),
+                                        ("ddp_convert_after_wrap_fixed", None)])
+def test_two_nodes_report_what_one_node_reports_for_the_same_ranks(name: str, code: Optional[str]) -> None:
+    script = os.path.join(SCENARIOS_DIR, f"{name}.py")
+    options = ("--nproc-per-node", "2", "--timeout", str(LAUNCH_TIMEOUT))
+    started = time.monotonic()
+    node0, node1, single = run_all([
+        *_two_nodes(script, free_port(), *options),
+        command("run", script, "--nproc-per-node", "4", "--timeout", str(LAUNCH_TIMEOUT)),
+    ])
+    print(f"{name}: two nodes and one node side by side in {time.monotonic() - started:.1f}s")
+    merged, alone = node0.json(), single.json()
+    assert _comparable(merged) == _comparable(alone), (merged, alone)
+    assert node0.returncode == single.returncode == (1 if code else 0), node0.stderr[-2000:]
+
+    # Node 0 names both nodes and every rank; node 1 printed one line pointing at node 0.
+    assert [(n["node"], len(n["ranks"]), n["missing"]) for n in merged["nodes"]] == [(0, 2, None), (1, 2, None)]
+    assert sorted(r for n in merged["nodes"] for r in n["ranks"]) == [0, 1, 2, 3]
+    assert sorted(merged["ranks"].values()) == [f"node {n}/local {l}" for n in (0, 1) for l in (0, 1)]
+    line = json.loads(node1.stdout)
+    assert line["node"] == 1 and line["report_on"].startswith("node 0 (") and len(line["ranks"]) == 2
+    assert line["exit_code"] == node0.returncode == node1.returncode
+
+    if code is None:
+        assert codes(merged) == [] and merged["steps"] == 4
+        return
+    # The ranks trained apart across the node boundary: the cross-rank check (a collective over all
+    # four ranks) fired on every rank of both nodes.
+    finding = next(f for f in merged["findings"] if f["code"] == code)
+    assert finding["ranks"] == [0, 1, 2, 3]
+    divergence = [finding["message"], *finding["evidence"]]
+    assert any("replicated parameters disagree across ranks" in text for text in divergence), finding
+
+
+def _tree_pids(pid: int) -> List[int]:
+    return [pid, *process_tree(pid)]
+
+
+def _running(script_name: str) -> List[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        if script_name in cmdline and is_alive(int(pid)):
+            found.append(cmdline.replace("\0", " "))
+    return found
+
+
+def _start(argv: List[str], env: Optional[Dict[str, str]] = None) -> "subprocess.Popen[str]":
+    environ = dict(os.environ if env is None else env)
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, environ.get("PYTHONPATH", "")) if p)
+    environ.setdefault("PYTHONWARNINGS", "ignore")
+    return subprocess.Popen(argv, cwd=REPO, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _ranks_started(pid: int, count: int) -> bool:
+    ranks = 0
+    for child in process_tree(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        # A rank, not torchrun (whose command line names the bootstrap too).
+        ranks += b"ddp_lint.runtime.bootstrap" in cmdline and b"torch.distributed.run" not in cmdline
+    return ranks >= count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="process trees are read from /proc")
+def test_a_node_killed_mid_run_is_named_and_leaves_no_process() -> None:
+    script = os.path.join(SUPPORT, "barrier_loop.py")  # ranks meet in a barrier twice a second for 10 minutes
+    node0_argv, node1_argv = _two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "300")
+    node0, node1 = _start(node0_argv), _start(node1_argv)
+    started = time.monotonic()
+    try:
+        while not (_ranks_started(node0.pid, 2) and _ranks_started(node1.pid, 2)):
+            assert time.monotonic() - started < LAUNCH_TIMEOUT, "the ranks never started"
+            assert node0.poll() is None and node1.poll() is None, (node0.communicate(), node1.communicate())
+            time.sleep(0.2)
+        time.sleep(3)  # in the barrier loop
+        pids = _tree_pids(node0.pid) + _tree_pids(node1.pid)  # both ddp-lint runs, torchruns and ranks
+        assert len(pids) >= 8, pids
+        # Node 1 dies outright: its `ddp-lint run` gets SIGKILL (its process group holds only it;
+        # torchrun and the ranks lead sessions of their own).
+        os.killpg(node1.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        stdout, stderr = node0.communicate(timeout=LAUNCH_TIMEOUT)
+        print(f"node 0 reported {time.monotonic() - killed:.1f}s after node 1 was killed")
+    finally:
+        for proc in (node0, node1):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        node1.communicate()
+
+    report = json.loads(stdout)
+    assert node0.returncode == INCOMPLETE_EXIT_CODE == 3, stderr[-2000:]
+    [lost] = [n for n in report["nodes"] if n["missing"]]
+    assert lost["node"] == 1 and lost["missing"].startswith("died before reporting"), report["nodes"]
+    [alive] = [n for n in report["nodes"] if n["node"] == 0]
+    assert len(alive["ranks"]) == 2 and sorted(report["ranks"].values()) == ["node 0/local 0", "node 0/local 1"]
+    assert time.monotonic() - killed < 60  # well within the 300 s timeout
+    deadline = time.monotonic() + 30
+    while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [p for p in pids if is_alive(p)] == []
+    assert _running("barrier_loop.py") == []
+
+
+def test_collector_names_a_node_that_never_joined_and_answers_the_others() -> None:
+    # The transport alone, without torch: node 1 reports, node 2 never connects.
+    collector = Collector(free_port())
+    rows = [{"kind": "start", "local_rank": 0, "world_size": 3}, {"kind": "end", "steps": {"1": 4}}]
+    sent = LaunchResult(exit_code=0, timed_out=False, duration=1.0, output_tail=[], records={1: rows}, command=[])
+    sender = Sender("127.0.0.1", collector.port, 1, "host-b", deadline=time.monotonic() + 30)
+    sender.announce()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        reply = pool.submit(sender.deliver, sent)
+        results, missing = collector.wait([1, 2], deadline=time.monotonic() + 3)
+        assert sorted(results) == [1] and results[1].records == {1: rows} and results[1].host == "host-b"
+        assert missing == {2: NEVER_REPORTED}
+        collector.finish(INCOMPLETE_EXIT_CODE, "host-a")
+        assert reply.result(timeout=30) == {"type": "done", "exit_code": 3, "host": "host-a"}
+
+    mine = LaunchResult(exit_code=0, timed_out=False, duration=1.0, output_tail=[],
+                        records={0: [{"kind": "start", "local_rank": 0}, {"kind": "end", "steps": {"1": 4}}]},
+                        command=[])
+    nodes = [NodeStatus(0, "host-a", [0], 0), NodeStatus(1, "host-b", [1], 0),
+             NodeStatus(2, "?", missing=NEVER_REPORTED)]
+    merged = merge([NodeResult.local(0, "host-a", mine), results[1]], [])
+    report = build_report("train.py", 3, merged, 60, nodes=nodes)
+    assert exit_status(report) == INCOMPLETE_EXIT_CODE
+    text = render_text(report)
+    assert "node 2 never reported: its ranks' records are not in this report" in text
+    assert "in 3 processes on 3 nodes; script exited 0 after 4 optimizer steps" in text
+    assert report.rank_label(1) == "rank 1 (node 1/local 0)"
+
+
+# ------------------------------------------------------------------------------------------ SLURM
+def _options(*argv: str) -> argparse.Namespace:
+    return _run_parser().parse_args([*argv, "train.py"])
+
+
+def test_slurm_nodelists_expand_in_order_with_their_padding() -> None:
+    assert expand_nodelist("node[01-03,07]") == ["node01", "node02", "node03", "node07"]
+    assert expand_nodelist("gpu7,cpu[9-11]") == ["gpu7", "cpu9", "cpu10", "cpu11"]
+    assert expand_nodelist("r[1-2]-n[08-09]") == ["r1-n08", "r1-n09", "r2-n08", "r2-n09"]
+    assert expand_nodelist("a-b.example.org") == ["a-b.example.org"]
+    with pytest.raises(NodeOptionError):
+        expand_nodelist("node[01-03")
+
+
+SLURM_JOB = {"SLURM_JOB_ID": "4242", "SLURM_PROCID": "2", "SLURM_NODEID": "2", "SLURM_NNODES": "4",
+             "SLURM_NTASKS": "4", "SLURM_NODELIST": "node[01-03,07]", "SLURM_STEP_NUM_NODES": "4"}
+
+
+def test_slurm_environment_makes_the_torchrun_launch() -> None:
+    launch = from_slurm(SLURM_JOB)
+    assert (launch.nnodes, launch.node_rank, launch.rdzv_backend, launch.rdzv_id) == ("4", 2, "c10d", "4242")
+    assert launch.rdzv_endpoint == "node01:28484" and launch.collector_port == 28485  # 20000 + 2 * 4242
+    assert launch.torchrun_args() == ["--nnodes", "4", "--node-rank", "2", "--rdzv-backend", "c10d",
+                                      "--rdzv-endpoint", "node01:28484", "--rdzv-id", "4242", "--max-restarts", "0"]
+    # Automatic under srun across nodes; --no-slurm or any explicit node option turns it off.
+    assert node_launch(_options(), SLURM_JOB) == launch
+    assert node_launch(_options("--no-slurm"), SLURM_JOB) is None
+    explicit = node_launch(_options("--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint", "h:5"), SLURM_JOB)
+    assert explicit is not None and (explicit.node_rank, explicit.rdzv_endpoint, explicit.source) == (1, "h:5", "options")
+    assert node_launch(_options(), {**SLURM_JOB, "SLURM_NNODES": "1", "SLURM_STEP_NUM_NODES": "1"}) is None
+    assert node_launch(_options("--slurm", "--rdzv-endpoint", "h:7", "--report-port", "9"), SLURM_JOB) == \
+        from_slurm(SLURM_JOB, "h:7", report_port=9)
+    # One task per node is what torchrun-based launchers need.
+    with pytest.raises(NodeOptionError, match="one task per node"):
+        from_slurm({**SLURM_JOB, "SLURM_NTASKS": "8"})
+    with pytest.raises(NodeOptionError):
+        node_launch(_options("--slurm", "--nnodes", "2"), SLURM_JOB)
+
+
+def test_node_options_are_checked() -> None:
+    assert node_launch(_options(), {}) is None
+    assert node_launch(_options("--nnodes", "1"), {}) is None
+    elastic = node_launch(_options("--nnodes", "1:3", "--rdzv-endpoint", "h"), {})
+    assert elastic is not None and (elastic.min_nodes, elastic.max_nodes, elastic.rdzv_endpoint) == (1, 3, "h:29400")
+    for bad in (["--nnodes", "2"], ["--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h"],
+                ["--nnodes", "3:2", "--rdzv-endpoint", "h"], ["--node-rank", "1"]):
+        with pytest.raises(NodeOptionError):
+            node_launch(_options(*bad), {})
+
+
+def _free_slurm_job() -> str:
+    """A job id whose derived rendezvous and report ports are both free here."""
+    for _ in range(200):
+        job = random.randrange(1000, 10000)
+        port = 20000 + 2 * job
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            return str(job)
+        except OSError:
+            continue
+    raise AssertionError("no free port pair")
+
+
+def test_two_nodes_started_as_a_slurm_job_step() -> None:
+    # What `srun --nodes 2 --ntasks-per-node 1 ddp-lint run ...` gives each task, by hand, on one machine.
+    job = _free_slurm_job()
+    script = os.path.join(SCENARIOS_DIR, "ddp_convert_after_wrap.py")
+    envs = [{**os.environ, "SLURM_JOB_ID": job, "SLURM_PROCID": str(node), "SLURM_NODEID": str(node),
+             "SLURM_NNODES": "2", "SLURM_NTASKS": "2", "SLURM_STEP_NUM_NODES": "2",
+             "SLURM_NODELIST": "localhost,localhost"} for node in (0, 1)]
+    argv = command("run", script, "--nproc-per-node", "2", "--timeout", str(LAUNCH_TIMEOUT))
+    procs = [_start(argv, env) for env in envs]
+    outputs = [proc.communicate(timeout=2 * LAUNCH_TIMEOUT) for proc in procs]
+    report = json.loads(outputs[0][0])
+    assert "DDP003" in codes(report) and procs[0].returncode == 1, outputs[0][1][-2000:]
+    assert [(n["node"], len(n["ranks"])) for n in report["nodes"]] == [(0, 2), (1, 2)]
+    assert json.loads(outputs[1][0])["exit_code"] == 1 and procs[1].returncode == 1
+
+
+# ------------------------------------------------------------------------------------------ CUDA
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, code", [("ddp_convert_after_wrap", "DDP003"), ("zero_bucket_view_cast", "DDP005")])
+def test_two_nodes_on_cuda_with_nccl(name: str, code: str) -> None:
+    # One GPU per node (one rank each): each node sees only its own device, as on two machines.
+    if _gpu_count() < 2:
+        pytest.skip("needs 2 CUDA devices: one per node")
+    script = os.path.join(SCENARIOS_DIR, f"{name}.py")
+    options = ("--nproc-per-node", "1", "--backend", "nccl", "--timeout", str(LAUNCH_TIMEOUT))
+    port = free_port()
+    argv = _two_nodes(script, port, *options, script_args=("--device", "cuda"))
+    procs = [_start(a, {**os.environ, "CUDA_VISIBLE_DEVICES": str(node)}) for node, a in enumerate(argv)]
+    outputs = [proc.communicate(timeout=2 * LAUNCH_TIMEOUT) for proc in procs]
+    [single] = run_all([command("run", script, "--nproc-per-node", "2", "--backend", "nccl",
+                                "--timeout", str(LAUNCH_TIMEOUT), script_args=("--device", "cuda"))])
+    merged = json.loads(outputs[0][0])
+    assert code in codes(merged) and procs[0].returncode == 1, outputs[0][1][-2000:]
+    assert codes(merged) == codes(single.json())
+    finding = next(f for f in merged["findings"] if f["code"] == code)
+    assert finding["ranks"] == [0, 1]
+    assert [(n["node"], len(n["ranks"])) for n in merged["nodes"]] == [(0, 1), (1, 1)]
+    assert json.loads(outputs[1][0])["exit_code"] == 1
