@@ -488,8 +488,13 @@ def _strongest(found: List[Finding]) -> Optional[Finding]:
 
 
 def imported_names(root: cst.Module) -> Set[str]:
+    """Every name an import binds anywhere in the module. Imports are statements: expressions are
+    not descended into (most of a file's nodes), and the answer is kept for the last module asked
+    about, since every fix planned in one file asks again (0.25 s a plan in a 3,000-line file)."""
+    if _IMPORTED and _IMPORTED[0] is root:
+        return _IMPORTED[1]
     names: Set[str] = set()
-    for node in _walk(root):
+    for node in _statements(root):
         if isinstance(node, cst.Import):
             for alias in node.names:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -502,7 +507,31 @@ def imported_names(root: cst.Module) -> Set[str]:
                     names.add(alias.asname.name.value)
                 elif isinstance(alias.name, cst.Name):
                     names.add(alias.name.value)
+    _IMPORTED[:] = [root, names]
     return names
+
+
+_IMPORTED: list = []
+
+
+_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def _statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every statement under `node`, through the fields that hold statements (LibCST's `children`
+    visits every expression node too, and costs most of a walk)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, cst.BaseSmallStatement):
+            continue
+        for name in _STATEMENT_FIELDS:
+            value = getattr(current, name, None)
+            if isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, cst.CSTNode) and not isinstance(value, cst.BaseExpression):
+                stack.append(value)
 
 
 def order_comment(statements: Iterable[cst.CSTNode], line_of: Callable) -> Optional[Finding]:
