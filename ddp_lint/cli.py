@@ -95,10 +95,12 @@ def _check_parser() -> argparse.ArgumentParser:
     files.add_argument("--extend-exclude", action="append", metavar="GLOB", help="exclude these too")
     files.add_argument("--force-exclude", dest="force_exclude", action="store_true", default=None,
                        help="apply the exclusions to files named on the command line too (as pre-commit needs)")
-    files.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
+    files.add_argument("--no-force-exclude", dest="force_exclude", action="store_false",
+                       help="check files named on the command line even when excluded (the default)")
     files.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None,
                        help="skip files that .gitignore ignores (the default)")
-    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                       help="check files that .gitignore ignores too")
     files.add_argument("--stdin-filename", default=None, metavar="PATH",
                        help="the path stdin stands for (configuration, per-file ignores, output); with no PATH, reads stdin")
     output = parser.add_argument_group("output")
@@ -107,7 +109,8 @@ def _check_parser() -> argparse.ArgumentParser:
                              "each), json, sarif, github (text is full)")
     output.add_argument("--show-source", dest="show_source", action="store_true", default=None,
                         help="show the source lines (default: on a terminal)")
-    output.add_argument("--no-show-source", dest="show_source", action="store_false")
+    output.add_argument("--no-show-source", dest="show_source", action="store_false",
+                        help="never show the source lines")
     output.add_argument("--statistics", action="store_true", help="count the findings by rule instead of listing them")
     output.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
