@@ -13,8 +13,8 @@ import json
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 from .launcher import LaunchResult
 
@@ -47,10 +47,10 @@ class NodeResult:
     @classmethod
     def from_payload(cls, data: Dict[str, object]) -> "NodeResult":
         records = {int(k): list(v) for k, v in dict(data.get("records") or {}).items()}  # type: ignore[call-overload]
-        return cls(node=int(data["node"]), host=str(data.get("host", "?")),  # type: ignore[call-overload]
-                   exit_code=int(data.get("exit_code", 1)), timed_out=bool(data.get("timed_out")),  # type: ignore
-                   duration=float(data.get("duration", 0.0)), output_tail=list(data.get("output_tail") or []),  # type: ignore
-                   records=records, killed=int(data.get("killed", 0)))  # type: ignore[call-overload]
+        get: Any = data.get
+        return cls(node=int(get("node")), host=str(get("host", "?")), exit_code=int(get("exit_code", 1)),
+                   timed_out=bool(get("timed_out")), duration=float(get("duration", 0.0)),
+                   output_tail=list(get("output_tail") or []), records=records, killed=int(get("killed", 0)))
 
     @classmethod
     def local(cls, node: int, host: str, result: LaunchResult) -> "NodeResult":
@@ -69,14 +69,14 @@ class _Peer:
 class Collector:
     """Node 0's TCP server: gathers the other nodes' results until each has reported, died, or the deadline."""
 
-    def __init__(self, port: int, bind: str = "") -> None:
+    def __init__(self, port: int, bind: str = "", lost: Optional[threading.Event] = None) -> None:
         self._server = socket.create_server((bind, port), reuse_port=False)
         self._server.settimeout(_ACCEPT_POLL_SECONDS)
         self.port = int(self._server.getsockname()[1])
         self._peers: Dict[int, _Peer] = {}
         self._changed = threading.Condition()
         self._closed = False
-        self.lost = threading.Event()  # set when some node's connection closed before its result
+        self.lost = lost or threading.Event()  # set when some node's connection closed before its result
         self._threads: List[threading.Thread] = []
         self._acceptor = threading.Thread(target=self._accept, daemon=True, name="ddp-lint-collector")
         self._acceptor.start()
@@ -166,55 +166,47 @@ class Collector:
                 pass
 
 
-@dataclass
 class Sender:
-    """A non-zero node's side: announce itself early, deliver its result, learn the job's exit code."""
+    """A non-zero node's side: announce itself early, deliver its result, learn the job's exit code.
 
-    host: str
-    port: int
-    node: int
-    local_host: str
-    deadline: float
-    _socket: Optional[socket.socket] = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    One connection, read by a background thread: node 0's `done` is kept for `deliver`, and the
+    connection closing without one sets `lost` (node 0 died; this node's ranks can stop).
+    """
 
-    def _connect(self, until: float) -> Optional[socket.socket]:
-        with self._lock:
-            while self._socket is None and time.monotonic() < until:
-                try:
-                    sock = socket.create_connection((self.host, self.port), timeout=5.0)
-                    sock.sendall(self._line({"type": "hello"}))
-                    self._socket = sock
-                except OSError:
-                    time.sleep(_RETRY_SECONDS)
-            return self._socket
+    def __init__(self, host: str, port: int, node: int, local_host: str, deadline: float,
+                 lost: Optional[threading.Event] = None) -> None:
+        self.host, self.port, self.node, self.local_host, self.deadline = host, port, node, local_host, deadline
+        self.lost = lost or threading.Event()
+        self.reply: Optional[Dict[str, object]] = None
+        self._socket: Optional[socket.socket] = None
+        self._connected = threading.Event()
+        self._answered = threading.Event()
 
     def _line(self, message: Dict[str, object]) -> bytes:
         return (json.dumps({**message, "node": self.node, "host": self.local_host}, default=str) + "\n").encode()
 
     def announce(self) -> threading.Thread:
         """Connect in the background while the ranks run (node 0 may start later than this node)."""
-        thread = threading.Thread(target=self._connect, args=(self.deadline,), daemon=True)
+        thread = threading.Thread(target=self._run, daemon=True, name="ddp-lint-sender")
         thread.start()
         return thread
 
-    def deliver(self, result: LaunchResult) -> Optional[Dict[str, object]]:
-        """Send this node's result (reconnecting once if the early connection broke), then wait for `done`."""
-        payload = result_payload(self.node, self.local_host, result)
-        for _ in range(2):
-            sock = self._connect(self.deadline)
-            if sock is None:
-                return None
+    def _run(self) -> None:
+        while time.monotonic() < self.deadline:
             try:
-                sock.sendall(self._line(payload))
+                sock = socket.create_connection((self.host, self.port), timeout=5.0)
+                sock.sendall(self._line({"type": "hello"}))
                 break
             except OSError:
-                with self._lock:
-                    self._socket = None
+                time.sleep(_RETRY_SECONDS)
         else:
-            return None
+            self._answered.set()
+            self._connected.set()
+            return
+        sock.settimeout(None)
+        self._socket = sock
+        self._connected.set()
         try:
-            sock.settimeout(max(1.0, self.deadline - time.monotonic()))
             with sock.makefile("r", encoding="utf-8") as reader:
                 for line in reader:
                     try:
@@ -222,9 +214,27 @@ class Sender:
                     except ValueError:
                         continue
                     if message.get("type") == "done":
-                        return message
+                        self.reply = message
+                        break
+        except OSError:
+            pass
+        if self.reply is None:
+            self.lost.set()
+        self._answered.set()
+
+    def deliver(self, result: LaunchResult) -> Optional[Dict[str, object]]:
+        """Send this node's result, then wait for node 0's `done`; None when node 0 cannot be reached."""
+        self._connected.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        sock = self._socket
+        if sock is None or self.lost.is_set():
+            return None
+        try:
+            sock.sendall(self._line(result_payload(self.node, self.local_host, result)))
         except OSError:
             return None
-        finally:
+        self._answered.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        try:
             sock.close()
-        return None
+        except OSError:
+            pass
+        return self.reply

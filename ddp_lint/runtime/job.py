@@ -82,14 +82,15 @@ def run_node(spec: LaunchSpec) -> JobOutcome:
     report_at = f"{nodes.host}:{nodes.collector_port}"
     started = time.monotonic()
     if nodes.node_rank != 0:
+        # Node 0 dying leaves this node's ranks waiting in collectives: stop them soon after.
         sender = Sender(nodes.host, nodes.collector_port, nodes.node_rank, host,
-                        deadline=started + spec.timeout + 2 * REPORT_GRACE)
+                        deadline=started + spec.timeout + 2 * REPORT_GRACE, lost=spec.stop)
         sender.announce()
-        result = launch(spec)
+        result = launch(dataclasses.replace(spec, stop=sender.lost))
         return JobOutcome(result, [], sender.deliver(result), report_at)
-    collector = Collector(nodes.collector_port)
+    # Another node dying leaves this node's ranks waiting in collectives: stop them soon after.
+    collector = Collector(nodes.collector_port, lost=spec.stop)
     try:
-        # A node that died leaves this node's ranks waiting in collectives: stop them soon after.
         result = launch(dataclasses.replace(spec, stop=collector.lost))
         expected = _expected_nodes(spec, result.records)
         deadline = max(time.monotonic() + REPORT_GRACE, started + spec.timeout + REPORT_GRACE)

@@ -195,8 +195,8 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
     fixed_path, workdir = _fixed_copy_path(script) if run_fixed else ("", None)
     if workdir is not None:
         notes.append(f"the fixed copy ran from a temporary folder ({os.path.dirname(script)} is not writable): "
-                      f"a crash of the fixed run that reads files beside the script comes from that relocation, "
-                      f"not from the fix")
+                     f"a crash of the fixed run that reads files beside the script comes from that relocation, "
+                     f"not from the fix")
     try:
         if run_fixed:
             with open(fixed_path, "w", encoding="utf-8") as handle:

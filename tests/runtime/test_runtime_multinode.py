@@ -69,7 +69,7 @@ def test_two_nodes_report_what_one_node_reports_for_the_same_ranks(name: str, co
     # Node 0 names both nodes and every rank; node 1 printed one line pointing at node 0.
     assert [(n["node"], len(n["ranks"]), n["missing"]) for n in merged["nodes"]] == [(0, 2, None), (1, 2, None)]
     assert sorted(r for n in merged["nodes"] for r in n["ranks"]) == [0, 1, 2, 3]
-    assert sorted(merged["ranks"].values()) == [f"node {n}/local {l}" for n in (0, 1) for l in (0, 1)]
+    assert sorted(merged["ranks"].values()) == [f"node {n}/local {r}" for n in (0, 1) for r in (0, 1)]
     line = json.loads(node1.stdout)
     assert line["node"] == 1 and line["report_on"].startswith("node 0 (") and len(line["ranks"]) == 2
     assert line["exit_code"] == node0.returncode == node1.returncode
@@ -83,6 +83,26 @@ def test_two_nodes_report_what_one_node_reports_for_the_same_ranks(name: str, co
     assert finding["ranks"] == [0, 1, 2, 3]
     divergence = [finding["message"], *finding["evidence"]]
     assert any("replicated parameters disagree across ranks" in text for text in divergence), finding
+
+
+def test_verify_across_two_nodes_gives_the_one_node_verdict() -> None:
+    # One rank per node; the fixed copies of both "nodes" sit beside the original in the same folder
+    # here (as on a shared filesystem) and are removed afterwards.
+    script = os.path.join(SCENARIOS_DIR, "zero_bucket_view_cast.py")
+    before = sorted(os.listdir(SCENARIOS_DIR))
+    options = ("--nproc-per-node", "1", "--timeout", str(LAUNCH_TIMEOUT))
+    node0, node1, single = run_all([
+        *[argv[:3] + ["verify"] + argv[4:] for argv in _two_nodes(script, free_port(), *options)],
+        command("verify", script, "--nproc-per-node", "2", "--timeout", str(LAUNCH_TIMEOUT)),
+    ])
+    merged, alone = node0.json(), single.json()
+    assert merged["verdict"] == alone["verdict"], (merged["verdict"], alone["verdict"])
+    assert merged["verdict"].startswith("original: ranks trained apart: ZeRO's buckets no longer alias")
+    assert merged["verdict"].endswith("; fixed: trains, 0 findings")
+    assert [f["ranks"] for f in merged["original"]["run"]["findings"]] == [[0, 1]]
+    assert [len(n["ranks"]) for n in merged["fixed"]["run"]["nodes"]] == [1, 1]
+    assert node0.returncode == single.returncode == 0 == json.loads(node1.stdout)["exit_code"] == node1.returncode
+    assert sorted(os.listdir(SCENARIOS_DIR)) == before
 
 
 def _tree_pids(pid: int) -> List[int]:
@@ -124,38 +144,45 @@ def _ranks_started(pid: int, count: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="process trees are read from /proc")
-def test_a_node_killed_mid_run_is_named_and_leaves_no_process() -> None:
+@pytest.mark.parametrize("killed", [1, 0], ids=["node 1 killed", "node 0 killed"])
+def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int) -> None:
     script = os.path.join(SUPPORT, "barrier_loop.py")  # ranks meet in a barrier twice a second for 10 minutes
-    node0_argv, node1_argv = _two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "300")
-    node0, node1 = _start(node0_argv), _start(node1_argv)
+    argvs = _two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "300")
+    procs = [_start(argv) for argv in argvs]
+    victim, survivor = procs[killed], procs[1 - killed]
     started = time.monotonic()
     try:
-        while not (_ranks_started(node0.pid, 2) and _ranks_started(node1.pid, 2)):
+        while not all(_ranks_started(proc.pid, 2) for proc in procs):
             assert time.monotonic() - started < LAUNCH_TIMEOUT, "the ranks never started"
-            assert node0.poll() is None and node1.poll() is None, (node0.communicate(), node1.communicate())
+            assert all(proc.poll() is None for proc in procs), [proc.communicate() for proc in procs]
             time.sleep(0.2)
         time.sleep(3)  # in the barrier loop
-        pids = _tree_pids(node0.pid) + _tree_pids(node1.pid)  # both ddp-lint runs, torchruns and ranks
+        pids = [pid for proc in procs for pid in _tree_pids(proc.pid)]  # ddp-lint runs, torchruns, ranks
         assert len(pids) >= 8, pids
-        # Node 1 dies outright: its `ddp-lint run` gets SIGKILL (its process group holds only it;
+        # The node dies outright: its `ddp-lint run` gets SIGKILL (its process group holds only it;
         # torchrun and the ranks lead sessions of their own).
-        os.killpg(node1.pid, signal.SIGKILL)
-        killed = time.monotonic()
-        stdout, stderr = node0.communicate(timeout=LAUNCH_TIMEOUT)
-        print(f"node 0 reported {time.monotonic() - killed:.1f}s after node 1 was killed")
+        os.killpg(victim.pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        stdout, stderr = survivor.communicate(timeout=LAUNCH_TIMEOUT)
+        print(f"node {1 - killed} ended {time.monotonic() - killed_at:.1f}s after node {killed} was killed")
     finally:
-        for proc in (node0, node1):
+        for proc in procs:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
-        node1.communicate()
+        victim.communicate()
 
     report = json.loads(stdout)
-    assert node0.returncode == INCOMPLETE_EXIT_CODE == 3, stderr[-2000:]
-    [lost] = [n for n in report["nodes"] if n["missing"]]
-    assert lost["node"] == 1 and lost["missing"].startswith("died before reporting"), report["nodes"]
-    [alive] = [n for n in report["nodes"] if n["node"] == 0]
-    assert len(alive["ranks"]) == 2 and sorted(report["ranks"].values()) == ["node 0/local 0", "node 0/local 1"]
-    assert time.monotonic() - killed < 60  # well within the 300 s timeout
+    assert survivor.returncode == INCOMPLETE_EXIT_CODE == 3, stderr[-2000:]
+    assert time.monotonic() - killed_at < 60  # well within the 300 s timeout
+    if killed == 1:
+        # Node 0 names the dead node and keeps its own ranks' records.
+        [lost] = [n for n in report["nodes"] if n["missing"]]
+        assert lost["node"] == 1 and lost["missing"].startswith("died before reporting"), report["nodes"]
+        assert sorted(report["ranks"].values()) == ["node 0/local 0", "node 0/local 1"]
+    else:
+        # Node 1 cannot reach node 0: it prints its own ranks' report and says so.
+        assert "node 0 (127.0.0.1:" in stderr and "could not be reached" in stderr, stderr[-2000:]
+        assert len(report["unfinished_ranks"]) == 2 or report["script_exit_code"] != 0, report
     deadline = time.monotonic() + 30
     while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -220,7 +247,8 @@ def test_slurm_environment_makes_the_torchrun_launch() -> None:
     assert node_launch(_options(), SLURM_JOB) == launch
     assert node_launch(_options("--no-slurm"), SLURM_JOB) is None
     explicit = node_launch(_options("--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint", "h:5"), SLURM_JOB)
-    assert explicit is not None and (explicit.node_rank, explicit.rdzv_endpoint, explicit.source) == (1, "h:5", "options")
+    assert explicit is not None
+    assert (explicit.node_rank, explicit.rdzv_endpoint, explicit.source) == (1, "h:5", "options")
     assert node_launch(_options(), {**SLURM_JOB, "SLURM_NNODES": "1", "SLURM_STEP_NUM_NODES": "1"}) is None
     assert node_launch(_options("--slurm", "--rdzv-endpoint", "h:7", "--report-port", "9"), SLURM_JOB) == \
         from_slurm(SLURM_JOB, "h:7", report_port=9)
