@@ -120,14 +120,24 @@ class Collector:
                     self.lost.set()
                 self._changed.notify_all()
 
-    def wait(self, nodes: List[int], deadline: float) -> Tuple[Dict[int, NodeResult], Dict[int, str]]:
-        """The results of `nodes`, and the ones missing with why, once each has an answer or at `deadline`."""
+    def wait(self, nodes: List[int], deadline: float,
+             unseen_deadline: Optional[float] = None) -> Tuple[Dict[int, NodeResult], Dict[int, str]]:
+        """The results of `nodes`, and the ones missing with why, once each has an answer or at `deadline`.
+
+        A node never heard of is waited for only until `unseen_deadline` (if given): every node of a
+        job that ran connects as soon as its `ddp-lint run` starts, so one still unseen when node 0's
+        ranks have ended never joined.
+        """
+        def pending(node: int) -> bool:
+            peer = self._peers.get(node)
+            if peer is None:
+                return unseen_deadline is None or time.monotonic() < unseen_deadline
+            return peer.result is None and not peer.lost
+
         with self._changed:
             while True:
-                pending = [n for n in nodes if n not in self._peers
-                           or (self._peers[n].result is None and not self._peers[n].lost)]
                 left = deadline - time.monotonic()
-                if not pending or left <= 0:
+                if not any(pending(n) for n in nodes) or left <= 0:
                     break
                 self._changed.wait(timeout=min(left, 1.0))
             results = {n: self._peers[n].result for n in nodes if n in self._peers and self._peers[n].result}

@@ -19,6 +19,8 @@ from .records import START
 # How long node 0 waits for the other nodes beyond the run's own timeout (their ranks may have
 # started later, and each node stops its own ranks at its timeout before sending).
 REPORT_GRACE = 30.0
+# How long node 0, its ranks ended, still waits for a node that never connected at all.
+UNSEEN_GRACE = 5.0
 
 
 @dataclass
@@ -94,7 +96,7 @@ def run_node(spec: LaunchSpec) -> JobOutcome:
         result = launch(dataclasses.replace(spec, stop=collector.lost))
         expected = _expected_nodes(spec, result.records)
         deadline = max(time.monotonic() + REPORT_GRACE, started + spec.timeout + REPORT_GRACE)
-        others, missing = collector.wait(list(range(1, expected)), deadline)
+        others, missing = collector.wait(list(range(1, expected)), deadline, time.monotonic() + UNSEEN_GRACE)
         hosts = collector.hosts()
     except BaseException:
         collector.close()

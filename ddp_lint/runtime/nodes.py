@@ -131,12 +131,16 @@ def _expand_item(item: str) -> List[str]:
 
 
 def slurm_step_detected(environ: Mapping[str, str]) -> bool:
-    """Started by `srun` across more than one node (the automatic SLURM mode's condition)."""
+    """Started by `srun` across more than one node (the automatic SLURM mode's condition).
+
+    SLURM_STEP_NUM_NODES is what srun sets for its tasks: a batch script on a two-node allocation
+    (SLURM_NNODES=2, no srun) runs on one node and must not wait for a second.
+    """
     if not (environ.get("SLURM_JOB_ID") and environ.get("SLURM_PROCID")):
         return False
     try:
-        return _slurm_nnodes(environ) > 1
-    except NodeOptionError:
+        return int(environ.get("SLURM_STEP_NUM_NODES") or "0") > 1
+    except ValueError:
         return True  # let from_slurm say what is wrong
 
 

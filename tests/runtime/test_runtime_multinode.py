@@ -190,6 +190,20 @@ def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int) -> No
     assert _running("barrier_loop.py") == []
 
 
+def test_a_node_that_never_joins_is_named_soon_after_the_timeout() -> None:
+    # Node 0 alone of two: its rendezvous waits for node 1 until the 10 s timeout stops it.
+    script = os.path.join(SCENARIOS_DIR, "ddp_convert_after_wrap.py")
+    started = time.monotonic()
+    [node0] = run_all([_two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "10")[0]])
+    took = time.monotonic() - started
+    print(f"node 0 alone reported after {took:.1f}s")
+    report = node0.json()
+    assert node0.returncode == INCOMPLETE_EXIT_CODE, node0.stderr[-2000:]
+    assert report["timed_out"] is True and report["findings"] == []
+    assert [(n["node"], n["missing"]) for n in report["nodes"]] == [(0, None), (1, NEVER_REPORTED)]
+    assert took < 10 + 30  # the timeout, then 5 s for a node never heard of (and torch's start-up)
+
+
 def test_collector_names_a_node_that_never_joined_and_answers_the_others() -> None:
     # The transport alone, without torch: node 1 reports, node 2 never connects.
     collector = Collector(free_port())
@@ -250,6 +264,9 @@ def test_slurm_environment_makes_the_torchrun_launch() -> None:
     assert explicit is not None
     assert (explicit.node_rank, explicit.rdzv_endpoint, explicit.source) == (1, "h:5", "options")
     assert node_launch(_options(), {**SLURM_JOB, "SLURM_NNODES": "1", "SLURM_STEP_NUM_NODES": "1"}) is None
+    # A batch script on the allocation, not an srun step: one node, no waiting for the others.
+    batch = {k: v for k, v in SLURM_JOB.items() if k != "SLURM_STEP_NUM_NODES"}
+    assert node_launch(_options(), batch) is None and node_launch(_options("--slurm"), batch) == launch
     assert node_launch(_options("--slurm", "--rdzv-endpoint", "h:7", "--report-port", "9"), SLURM_JOB) == \
         from_slurm(SLURM_JOB, "h:7", report_port=9)
     # One task per node is what torchrun-based launchers need.
