@@ -69,7 +69,8 @@ class _Peer:
 class Collector:
     """Node 0's TCP server: gathers the other nodes' results until each has reported, died, or the deadline."""
 
-    def __init__(self, port: int, bind: str = "", lost: Optional[threading.Event] = None) -> None:
+    def __init__(self, port: int, bind: str = "", lost: Optional[threading.Event] = None, job: str = "") -> None:
+        self.job = job  # the rendezvous id: a message of another job (a stale node on this port) is ignored
         self._server = socket.create_server((bind, port), reuse_port=False)
         self._server.settimeout(_ACCEPT_POLL_SECONDS)
         self.port = int(self._server.getsockname()[1])
@@ -100,8 +101,10 @@ class Collector:
                 for line in reader:
                     try:
                         message = json.loads(line)
+                        if str(message.get("job", "")) != self.job:
+                            break
                         node = int(message["node"])
-                    except (ValueError, KeyError, TypeError):
+                    except (ValueError, KeyError, TypeError, AttributeError):
                         continue
                     with self._changed:
                         peer = self._peers.setdefault(node, _Peer())
@@ -112,7 +115,12 @@ class Collector:
                         self._changed.notify_all()
         except OSError:
             pass
-        if node is not None:
+        if node is None:  # another job's node, or not a node at all: it learns at once (EOF)
+            try:
+                connection.close()
+            except OSError:
+                pass
+        else:
             with self._changed:
                 peer = self._peers[node]
                 if peer.result is None and peer.connection is connection:
@@ -184,7 +192,8 @@ class Sender:
     """
 
     def __init__(self, host: str, port: int, node: int, local_host: str, deadline: float,
-                 lost: Optional[threading.Event] = None) -> None:
+                 lost: Optional[threading.Event] = None, job: str = "") -> None:
+        self.job = job
         self.host, self.port, self.node, self.local_host, self.deadline = host, port, node, local_host, deadline
         self.lost = lost or threading.Event()
         self.reply: Optional[Dict[str, object]] = None
@@ -193,7 +202,8 @@ class Sender:
         self._answered = threading.Event()
 
     def _line(self, message: Dict[str, object]) -> bytes:
-        return (json.dumps({**message, "node": self.node, "host": self.local_host}, default=str) + "\n").encode()
+        line = {**message, "node": self.node, "host": self.local_host, "job": self.job}
+        return (json.dumps(line, default=str) + "\n").encode()
 
     def announce(self) -> threading.Thread:
         """Connect in the background while the ranks run (node 0 may start later than this node)."""

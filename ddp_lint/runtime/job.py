@@ -86,12 +86,12 @@ def run_node(spec: LaunchSpec) -> JobOutcome:
     if nodes.node_rank != 0:
         # Node 0 dying leaves this node's ranks waiting in collectives: stop them soon after.
         sender = Sender(nodes.host, nodes.collector_port, nodes.node_rank, host,
-                        deadline=started + spec.timeout + 2 * REPORT_GRACE, lost=spec.stop)
+                        deadline=started + spec.timeout + 2 * REPORT_GRACE, lost=spec.stop, job=nodes.rdzv_id)
         sender.announce()
         result = launch(dataclasses.replace(spec, stop=sender.lost))
         return JobOutcome(result, [], sender.deliver(result), report_at)
     # Another node dying leaves this node's ranks waiting in collectives: stop them soon after.
-    collector = Collector(nodes.collector_port, lost=spec.stop)
+    collector = Collector(nodes.collector_port, lost=spec.stop, job=nodes.rdzv_id)
     try:
         result = launch(dataclasses.replace(spec, stop=collector.lost))
         expected = _expected_nodes(spec, result.records)

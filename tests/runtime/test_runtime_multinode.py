@@ -205,14 +205,18 @@ def test_a_node_that_never_joins_is_named_soon_after_the_timeout() -> None:
 
 
 def test_collector_names_a_node_that_never_joined_and_answers_the_others() -> None:
-    # The transport alone, without torch: node 1 reports, node 2 never connects.
-    collector = Collector(free_port())
+    # The transport alone, without torch: node 1 reports, node 2 never connects (a node 2 of another
+    # job on the same port is not it).
+    collector = Collector(free_port(), job="job-a")
     rows = [{"kind": "start", "local_rank": 0, "world_size": 3}, {"kind": "end", "steps": {"1": 4}}]
     sent = LaunchResult(exit_code=0, timed_out=False, duration=1.0, output_tail=[], records={1: rows}, command=[])
-    sender = Sender("127.0.0.1", collector.port, 1, "host-b", deadline=time.monotonic() + 30)
+    sender = Sender("127.0.0.1", collector.port, 1, "host-b", deadline=time.monotonic() + 30, job="job-a")
+    stray = Sender("127.0.0.1", collector.port, 2, "host-c", deadline=time.monotonic() + 30, job="job-b")
     sender.announce()
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    stray.announce()
+    with ThreadPoolExecutor(max_workers=2) as pool:
         reply = pool.submit(sender.deliver, sent)
+        assert pool.submit(stray.deliver, sent).result(timeout=30) is None
         results, missing = collector.wait([1, 2], deadline=time.monotonic() + 3)
         assert sorted(results) == [1] and results[1].records == {1: rows} and results[1].host == "host-b"
         assert missing == {2: NEVER_REPORTED}
