@@ -177,12 +177,9 @@ def apply_plans(module: cst.Module, plans: Sequence[FixPlan], positions: Optiona
     return module.visit(_Mover(plans, positions)).code
 
 
-def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> dict:
-    """One fix as a replacement of the line range it changes (for JSON and SARIF consumers)."""
-    old = text.splitlines(keepends=True)
-    new = _block_rebuilt(module, old, plan, positions)
-    if new is None:
-        new = apply_plans(module, [plan], positions).splitlines(keepends=True)
+def changed_span(old: Sequence[str], new: Sequence[str]) -> Tuple[int, int, int]:
+    """Where two line lists differ: `old[start:end_old]` became `new[start:end_new]` (the common first
+    and last lines left out, so an edit replaces only what a fix moved)."""
     start = 0
     while start < min(len(old), len(new)) and old[start] == new[start]:
         start += 1
@@ -190,6 +187,16 @@ def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions)
     while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
         end_old -= 1
         end_new -= 1
+    return start, end_old, end_new
+
+
+def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> dict:
+    """One fix as a replacement of the line range it changes (for JSON and SARIF consumers)."""
+    old = text.splitlines(keepends=True)
+    new = _block_rebuilt(module, old, plan, positions)
+    if new is None:
+        new = apply_plans(module, [plan], positions).splitlines(keepends=True)
+    start, end_old, end_new = changed_span(old, new)
     last = old[end_old - 1] if end_old > start else ""
     return {
         "line": start + 1,

@@ -105,14 +105,10 @@ def replacement(old: str, new: str, codec) -> types.TextEdit:
     (a fix moves a few statements; replacing the whole text would lose the editor's cursor and undo
     steps). Lines are compared as str.splitlines cuts them and the range is built from character
     offsets, so it is exact whatever the line ends."""
+    from ..fixer.apply import changed_span
+
     before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    start = 0
-    while start < min(len(before), len(after)) and before[start] == after[start]:
-        start += 1
-    end_before, end_after = len(before), len(after)
-    while end_before > start and end_after > start and before[end_before - 1] == after[end_after - 1]:
-        end_before -= 1
-        end_after -= 1
+    start, end_before, end_after = changed_span(before, after)
     begin = sum(len(line) for line in before[:start])
     finish = begin + sum(len(line) for line in before[start:end_before])
     return types.TextEdit(

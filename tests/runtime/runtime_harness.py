@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCENARIOS_DIR = os.path.join(REPO, "tests", "runtime", "scenarios")
@@ -106,3 +106,20 @@ def run_all(commands: Sequence[List[str]], timeout: float = 2 * LAUNCH_TIMEOUT +
 
 def codes(document: Dict[str, object]) -> List[str]:
     return [str(f["code"]) for f in document["findings"]]  # type: ignore[union-attr,index]
+
+
+def running(text: str) -> List[Tuple[int, str]]:
+    """Live processes whose command line contains `text`: (pid, command line). What a test asserts
+    empty after a run, so that no process of it is left behind."""
+    from ddp_lint.runtime.launcher import is_alive
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                cmdline = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline and is_alive(int(pid)):
+            found.append((int(pid), cmdline.replace("\0", " ")))
+    return found

@@ -15,25 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ddp_lint.runtime.launcher import LaunchSpec, is_alive, launch
+from ddp_lint.runtime.launcher import LaunchSpec, launch
 from ddp_lint.runtime.report import build_report, exit_status, render_json
-from runtime_harness import LAUNCH_TIMEOUT, REPO, codes, command, run_all
+from runtime_harness import LAUNCH_TIMEOUT, REPO, codes, command, run_all, running
 
 SUPPORT = os.path.join(REPO, "tests", "runtime", "support")
 HANG_TIMEOUT = 5  # counted from the moment both ranks have started
-
-
-def _processes_running(script_name: str) -> list:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                cmdline = handle.read().decode(errors="replace")
-        except OSError:
-            continue
-        if script_name in cmdline and is_alive(int(pid)):
-            found.append((int(pid), cmdline.replace("\0", " ")))
-    return found
 
 
 @pytest.mark.slow
@@ -61,7 +48,7 @@ def test_hung_rank_timeout_script_failure_and_max_steps() -> None:
     assert hung.all_started_after is not None, report  # both ranks started within LAUNCH_TIMEOUT
     assert HANG_TIMEOUT <= hung.duration - hung.all_started_after < HANG_TIMEOUT + 60, hung.duration
     time.sleep(0.5)
-    assert _processes_running("hung_rank.py") == []
+    assert running("hung_rank.py") == []
 
     # The script's own failure: no finding, but exit code 1, its error and its last lines.
     report = crash.json()

@@ -25,7 +25,7 @@ from ddp_lint.runtime.job import NodeStatus, merge
 from ddp_lint.runtime.launcher import LaunchResult, free_port, is_alive, process_tree
 from ddp_lint.runtime.nodes import NodeOptionError, expand_nodelist, from_slurm
 from ddp_lint.runtime.report import INCOMPLETE_EXIT_CODE, build_report, exit_status, render_text
-from runtime_harness import LAUNCH_TIMEOUT, REPO, SCENARIOS_DIR, codes, command, run_all
+from runtime_harness import LAUNCH_TIMEOUT, REPO, SCENARIOS_DIR, codes, command, run_all, running
 
 pytestmark = pytest.mark.slow
 
@@ -109,19 +109,6 @@ def _tree_pids(pid: int) -> List[int]:
     return [pid, *process_tree(pid)]
 
 
-def _running(script_name: str) -> List[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                cmdline = handle.read().decode(errors="replace")
-        except OSError:
-            continue
-        if script_name in cmdline and is_alive(int(pid)):
-            found.append(cmdline.replace("\0", " "))
-    return found
-
-
 def _start(argv: List[str], env: Optional[Dict[str, str]] = None) -> "subprocess.Popen[str]":
     environ = dict(os.environ if env is None else env)
     environ["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, environ.get("PYTHONPATH", "")) if p)
@@ -187,7 +174,7 @@ def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int) -> No
     while any(is_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [p for p in pids if is_alive(p)] == []
-    assert _running("barrier_loop.py") == []
+    assert running("barrier_loop.py") == []
 
 
 def test_a_node_that_never_joins_is_named_soon_after_the_timeout() -> None:

@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from ddp_lint.runtime.launcher import is_alive
-from runtime_harness import LAUNCH_TIMEOUT, REPO, command, run_all
+from runtime_harness import LAUNCH_TIMEOUT, REPO, command, run_all, running
 
 pytestmark = pytest.mark.slow
 
@@ -68,16 +67,6 @@ def test_an_interrupted_verify_removes_the_fixed_copy(tmp_path) -> None:
     assert proc.returncode == 130 and "interrupted" in stderr, stderr[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["cfg.txt", "train.py"]
     time.sleep(0.5)
-    assert [pid for pid in _pids_running(str(tmp_path))] == []
+    assert running(str(tmp_path)) == []
 
 
-def _pids_running(text: str) -> list:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if text.encode() in handle.read():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return [pid for pid in found if is_alive(pid)]
