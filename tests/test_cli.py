@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ddp_lint.cli import main
+from cli_run import run
 
 SEED = """import torch
 
@@ -19,12 +19,6 @@ CLEAN = """import torch
 model = Net().cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -7,16 +7,11 @@ from pathlib import Path
 import pytest
 
 from ddp_lint.cli import main
+from cli_run import run
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\n"
 STATEFUL = SEED + "opt2 = torch.optim.Adagrad(model.parameters())\nmodel.half()\n"
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

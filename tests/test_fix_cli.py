@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ddp_lint.cli import main
+from cli_run import run
 
 SEED = """import torch
 
@@ -25,12 +25,6 @@ model.cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train(model, optimizer)
 """
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -7,15 +7,9 @@ import sys
 
 import pytest
 
-from ddp_lint.cli import main
+from cli_run import run
 
 SEED = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\n"
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def checked(capsys, *args):
