@@ -14,8 +14,10 @@ How the debounce is counted: the server starts its timer when the change arrives
 buffer once `debounceMs` passed without another change. "after the debounce" is the time from sending
 the change to receiving its diagnostics, minus `debounceMs`; it includes the round trip over stdio,
 the check on the server's worker thread and the conversion to LSP. For comparison, after each edit's
-diagnostics arrive, the same check is run in this process (`pipeline.check` with the project index,
-as the server's worker runs it: the engine's own cost), so both see the same load on the machine.
+diagnostics arrive, the same check is run in this process (`pipeline.check` with the project index and
+a Reparser, as the server's worker runs it: the engine's own cost), so both see the same load on the
+machine, and once more parsing the whole text (as the CLI does, and the server did before it kept
+each buffer's unchanged top-level statements parsed).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -188,7 +190,7 @@ async def measure(path: Path, changes: int, debounce_ms: int) -> Dict[str, List[
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     await _wait(arrived, 1)
     result: Dict[str, List[float]] = {
-        "open": [arrived[1] - sent], "change": [], "findings": [counts[1]], "engine": []}
+        "open": [arrived[1] - sent], "change": [], "findings": [counts[1]], "engine": [], "whole": []}
     engine(text)  # this process's imports and caches, as the server's after opening the file
     for n in range(1, changes + 1):
         text = edited(text, n)
@@ -200,7 +202,9 @@ async def measure(path: Path, changes: int, debounce_ms: int) -> Dict[str, List[
         await _wait(arrived, version)
         result["change"].append(arrived[version] - sent)
         result["findings"].append(counts[version])
-        result["engine"].append(engine(text))
+        incremental, whole = engine(text)
+        result["engine"].append(incremental)
+        result["whole"].append(whole)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
@@ -216,19 +220,24 @@ async def _wait(arrived: Dict[int, float], version: int, timeout: float = 120) -
 
 
 def _engine(path: Path):
-    """`pipeline.check` of a text of the file in this process, as the server's worker runs it; returns
-    the seconds it took."""
+    """`pipeline.check` of a text of the file in this process, as the server's worker runs it (with
+    the buffer's Reparser), and with a whole parse as the CLI runs it; returns the seconds each took."""
     from ddp_lint.frontends.lsp_documents import Snapshot
+    from ddp_lint.parsing import Reparser
     from ddp_lint.pipeline import check, project_index
     from ddp_lint.workspace.configs import Resolver
 
     resolved = Resolver(cwd=str(path.parent)).for_path(str(path))
+    reparser = Reparser()
 
-    def run(text: str) -> float:
+    def run(text: str) -> Tuple[float, float]:
         document = Snapshot(path.as_uri(), str(path), 1, text=text).document()
+        project = project_index(resolved.settings, resolved.root)
         start = time.perf_counter()
-        check(document, resolved.settings, project_index(resolved.settings, resolved.root))
-        return time.perf_counter() - start
+        check(document, resolved.settings, project, reparser=reparser)
+        middle = time.perf_counter()
+        check(document, resolved.settings, project)
+        return middle - start, time.perf_counter() - middle
 
     return run
 
@@ -260,6 +269,7 @@ def main() -> int:
     print(_summary("change -> diagnostics", result["change"]))
     print(_summary("change -> diagnostics - debounce", [t - debounce for t in result["change"]]))
     print(_summary("pipeline.check in process", result["engine"]))
+    print(_summary("  the same, parsing the whole text", result["whole"]))
     return 0
 
 

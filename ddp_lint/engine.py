@@ -6,13 +6,13 @@ rendering positions for the document, the wire format. Nothing here imports the 
 or any front end."""
 from __future__ import annotations
 
-import ast
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Union
+from typing import Iterator, List, Mapping, Optional, Union
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from . import catalog as cat
 from .analysis.module import analyze_module
@@ -23,8 +23,9 @@ from .rules import RULES
 from .rules.base import RuleHit
 from .settings import Settings
 from .findings import Related
-from .documents.python import InputError, decode
-from .lines import LineNumber, line_ref
+from .documents.python import decode
+from .lines import LineNumber
+from .parsing import Reparser, parse
 from .prefilter import settings_could_match
 
 
@@ -82,6 +83,7 @@ class Parsed:
 
     module: cst.Module
     findings: List[Diagnostic]
+    positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None  # of `module`, when already known
 
 
 def lint_source(
@@ -93,9 +95,10 @@ def lint_source(
 
 def analyse_source(
     source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True,
-    project=None,
+    project=None, reparser: Optional[Reparser] = None,
 ) -> Parsed:
-    """`project` (a `ProjectIndex`) follows calls into the checked project's other modules."""
+    """`project` (a `ProjectIndex`) follows calls into the checked project's other modules; `reparser`
+    (an editor buffer's) parses again only the top-level statements that changed since its last text."""
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
     if prefilter and not settings_could_match(text, settings):
@@ -104,8 +107,11 @@ def analyse_source(
         if project is None or not project_could_match(text, path, settings, project):
             return Parsed(cst.Module(body=[]), [])
     with _cyclic_gc_paused():
-        module = parse(text)
-        return Parsed(module, findings_for(module, text, path, settings, project))
+        if reparser is None:
+            module, positions = parse(text), None
+        else:
+            module, positions = reparser.parse(text)
+        return Parsed(module, findings_for(module, text, path, settings, project, positions), positions)
 
 
 @contextmanager
@@ -124,31 +130,8 @@ def _cyclic_gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def parse(text: str) -> cst.Module:
-    """LibCST's tree of a program that Python's own parser accepts.
-
-    Python's parser goes first: what it rejects is an input error in CPython's words, and it rejects
-    what would overflow LibCST's native parser (a 1,500-deep bracket nesting or a 20,000-term sum
-    kill the process with a segfault there; Python refuses nesting past 200 and trees past its
-    recursion limit with an exception)."""
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        raise InputError(f"syntax error at {line_ref(exc.lineno or 1)}, column {exc.offset or 1}: {exc.msg}") from None
-    except (RecursionError, MemoryError):
-        raise InputError("file too deeply nested to parse (Python's own parser refuses it)") from None
-    except ValueError as exc:  # NUL bytes and the like
-        raise InputError(f"cannot parse: {exc}") from None
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        raise InputError(f"syntax error at {line_ref(exc.raw_line)}, column {exc.raw_column + 1}: {first}") from None
-    except (RecursionError, MemoryError):
-        raise InputError("file too deeply nested to parse") from None
-
-
-def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None) -> List[Diagnostic]:
+def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None,
+                 known_positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None) -> List[Diagnostic]:
     from .fixer.planner import plan_fix
 
     codes = [code for code in settings.selection.codes() if code in RULES]
@@ -156,9 +139,9 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         return []
     overwrite = cat.OVERWRITE_FLAG in text and "True" in text
     analysis = analyze_module(module, settings.catalog, overwrite, project, path)
-    positions: List[Positions] = []
+    positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []
 
-    def ensure_positions() -> Positions:
+    def ensure_positions() -> Mapping[cst.CSTNode, CodeRange]:
         if not positions:  # most files that reach the rules have no finding and need none
             positions.append(Positions(module))
         return positions[0]

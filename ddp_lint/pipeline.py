@@ -67,7 +67,8 @@ def process(path: str, settings: Settings, root: str = "", mode: str = CHECK, un
 
 
 def check(document: Document, settings: Settings, project=None, edits: bool = False,
-          noqa: bool = True, prefilter: bool = True) -> List[Finding]:
+          noqa: bool = True, prefilter: bool = True, reparser=None) -> List[Finding]:
+    """`reparser` (a `parsing.Reparser`): an editor buffer's, which parses again only what changed."""
     program = document.program
     if program is None:
         return []  # a notebook without Python code cells
@@ -75,14 +76,20 @@ def check(document: Document, settings: Settings, project=None, edits: bool = Fa
     # never pays for importing LibCST (0.11 s per process).
     from .prefilter import project_could_match, settings_could_match
 
-    if prefilter and not settings_could_match(program, settings) and not (
+    tree = None
+    if reparser is not None and prefilter:
+        try:
+            tree = reparser.syntax_tree(program)  # the parse reuses it
+        except InputError:
+            pass  # the engine reports it
+    if prefilter and not settings_could_match(program, settings, tree) and not (
         project is not None and project_could_match(program, document.path, settings, project)
     ):
         return []
     from .engine import analyse_source
     from .suppression import unsuppressed
 
-    parsed = analyse_source(program, document.path, settings, prefilter=False, project=project)
+    parsed = analyse_source(program, document.path, settings, prefilter=False, project=project, reparser=reparser)
     diagnostics = unsuppressed(parsed.findings, program) if noqa else parsed.findings
     return [wire(d, document, parsed, edits) for d in diagnostics]
 
@@ -100,7 +107,9 @@ def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Fi
             from .analysis.positions import Positions
             from .fixer.apply import edit_for
 
-            fix["edit"] = edit_for(parsed.module, document.program, diagnostic.plan, _positions(parsed, Positions))
+            edit = edit_for(parsed.module, document.program, diagnostic.plan, _positions(parsed, Positions))
+            if edit is not None:
+                fix["edit"] = edit
     related = []
     for r in diagnostic.related:
         r_cell, r_line = place(r.line) if r.path == document.path else (None, r.line)
@@ -125,9 +134,14 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
     path = document.path
     if document.program is None:
         return FileReport(path, output=document.source.text)
-    from .fixer.apply import fix_source
+    from .fixer.apply import UNFAITHFUL, fix_source
 
-    result = fix_source(document.program, path, unsafe, settings, project=project)
+    try:
+        result = fix_source(document.program, path, unsafe, settings, project=project)
+    except InputError as exc:
+        if str(exc) != UNFAITHFUL:
+            raise
+        return FileReport(path, check(document, settings, project), error=str(exc))  # findings still shown
     if result.source == document.program:
         return FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,
                           output=document.source.text)

@@ -48,6 +48,34 @@ def test_the_seed_is_fixable(cwd, capsys):
     assert (cwd / "p.py").read_text() == FIXED
 
 
+# LibCST's code for these trees drops the form feed, and the whitespace-only lines near the end.
+UNFAITHFUL_TEXTS = {
+    "form_feed_before_a_statement": "import torch\n\x0cdef main():\n" + "".join(
+        "    " + line + "\n" for line in SEED.splitlines()[1:]),
+    "whitespace_lines_at_the_end": SEED + "def f():\n    x = 1\n    \n\n   \n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNFAITHFUL_TEXTS))
+def test_file_libcst_does_not_give_back_is_left_alone_with_its_findings(cwd, capsys, name):
+    text = UNFAITHFUL_TEXTS[name]
+    (cwd / "p.py").write_bytes(text.encode())
+    code, out = fix(capsys, "p.py")
+    assert code == 2
+    assert "p.py: error: not fixed: LibCST does not give this file's text back exactly" in out
+    assert "DDP101" in out and "Found 1 finding in 1 file; 1 error." in out
+    assert (cwd / "p.py").read_bytes() == text.encode()
+
+
+def test_no_edit_offered_where_libcst_does_not_give_the_file_back(cwd, capsys):
+    (cwd / "p.py").write_bytes(UNFAITHFUL_TEXTS["form_feed_before_a_statement"].encode())
+    main(["--no-cache", "--output-format", "json", "p.py"])
+    import json
+
+    finding, = json.loads(capsys.readouterr().out)["findings"]
+    assert finding["fix"]["available"] and "edit" not in finding["fix"]
+
+
 @pytest.mark.parametrize("links", [1, 2], ids=["plain", "hard-linked"])
 def test_file_changed_after_reading_is_refused_and_keeps_the_change(cwd, links):
     path = cwd / "p.py"

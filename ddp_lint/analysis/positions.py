@@ -101,9 +101,11 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
             state = _PositionState(module)
             module._codegen(state)  # type: ignore[arg-type]
             self._points = state.computed
+            self.code = "".join(state.tokens)  # the module's code, from the same pass
         except (AttributeError, TypeError, KeyError, IndexError):
             # LibCST changed its codegen protocol: take the slower public route.
             self._ranges = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+            self.code = module.code
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         found = self._ranges.get(node)
@@ -111,6 +113,9 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
             (line, column), (end_line, end_column) = self._points[node]
             found = self._ranges[node] = CodeRange(CodePosition(line, column), CodePosition(end_line, end_column))
         return found
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._points or node in self._ranges
 
     def __iter__(self):
         return iter(self._points or self._ranges)

@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from ..analysis.positions import Positions
+from ..documents.python import InputError
 from ..engine import Diagnostic, Parsed, analyse_source, parse
 from ..settings import Settings
 from ..suppression import unsuppressed
@@ -21,6 +22,12 @@ class FixResult:
     applied: int  # fixes that landed: findings whose plan was applied, summed over the passes kept
     remaining: List[Diagnostic] = field(default_factory=list)
     before: List[Diagnostic] = field(default_factory=list)
+
+
+# LibCST drops a form feed at the start of a statement's line, and a whitespace-only line before the
+# end of a file can go too: the regenerated file would differ in more than the fix.
+UNFAITHFUL = ("not fixed: LibCST does not give this file's text back exactly (a form feed before a statement, "
+              "say), so rewriting it would change more than the fix")
 
 
 def fixable(findings: Sequence[Diagnostic], unsafe: bool) -> List[Diagnostic]:
@@ -48,6 +55,8 @@ def fix_source(
         todo = fixable(parsed.findings, unsafe)
         if not todo:
             break
+        if current is text and parsed.module.code != text:
+            raise InputError(UNFAITHFUL)
         chosen = _non_conflicting(todo)
         new_text = apply_plans(parsed.module, chosen)
         if new_text in seen:
@@ -190,11 +199,14 @@ def changed_span(old: Sequence[str], new: Sequence[str]) -> Tuple[int, int, int]
     return start, end_old, end_new
 
 
-def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> dict:
-    """One fix as a replacement of the line range it changes (for JSON and SARIF consumers)."""
+def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> Optional[dict]:
+    """One fix as a replacement of the line range it changes (for JSON and SARIF consumers); None
+    where LibCST does not give the file's text back (the edit would change more than the fix)."""
     old = text.splitlines(keepends=True)
     new = _block_rebuilt(module, old, plan, positions)
     if new is None:
+        if module.code != text:
+            return None
         new = apply_plans(module, [plan], positions).splitlines(keepends=True)
     start, end_old, end_new = changed_span(old, new)
     last = old[end_old - 1] if end_old > start else ""

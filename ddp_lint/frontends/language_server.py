@@ -35,6 +35,7 @@ from .. import __version__
 from ..config import ConfigError
 from ..documents import InputError, PythonDocument
 from ..findings import Finding
+from ..parsing import Reparser
 from ..pipeline import FIX, check, fix, project_index
 from ..settings import Settings
 from ..workspace.configs import CONFIG_NAMES, Resolver
@@ -109,6 +110,9 @@ class DdpLintServer(LanguageServer):
         self._files_epoch = 0
         self._resolver: Optional[tuple] = None  # (config epoch, Resolver), worker only
         self._index_epoch = 0  # worker only
+        # buffer -> its Reparser (worker only; the event loop drops a closed buffer's): a keystroke
+        # changes one function, and only the top-level statements whose text changed are parsed again.
+        self._reparsers: Dict[str, Reparser] = {}
 
     # ----- buffers (event loop) ---------------------------------------------------------------------
 
@@ -157,6 +161,7 @@ class DdpLintServer(LanguageServer):
 
     def forget(self, buffer: str) -> None:
         self._generation.pop(buffer, None)
+        self._reparsers.pop(buffer, None)
         self._checked.pop(buffer, None)
         pending = self._pending.pop(buffer, None)
         if pending is not None:
@@ -265,12 +270,17 @@ class DdpLintServer(LanguageServer):
         checked.settings, checked.root = resolved.settings, resolved.root
         try:
             project = self._project(checked)
-            checked.findings = check(snapshot.document(), resolved.settings, project)
+            checked.findings = check(snapshot.document(), resolved.settings, project, reparser=self._reparser(buffer))
         except (InputError, RecursionError):
             return checked  # a syntax error, an unreadable notebook: nothing to report (not a syntax checker)
         if project is not None:
             checked.deps = frozenset(os.path.abspath(path) for path in project.dependencies())
         return checked
+
+    def _reparser(self, buffer: str) -> Optional[Reparser]:
+        if buffer not in self._generation:
+            return None  # closed meanwhile: parse it whole rather than keep its trees
+        return self._reparsers.setdefault(buffer, Reparser())
 
     def _resolver_now(self) -> Resolver:
         epoch = self._config_epoch
@@ -306,7 +316,7 @@ class DdpLintServer(LanguageServer):
             # Python (a notebook's findings carry no edit), the result then cut back into cells.
             try:
                 checked.edited = check(PythonDocument(snapshot.path, source_text(program)), settings, project,
-                                       edits=True)
+                                       edits=True, reparser=self._reparser(snapshot.uri))
             except (InputError, RecursionError):
                 checked.edited = []
         for candidate in checked.edited:

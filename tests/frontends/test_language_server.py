@@ -384,13 +384,14 @@ async def test_fifty_rapid_changes_publish_only_the_last(client: LanguageClient,
 @pytest.mark.asyncio
 async def test_a_result_the_document_outran_is_never_published(client: LanguageClient, tmp_path):
     # 1,500 lines whose check takes a few tenths of a second: the next change arrives while it runs
+    # (every function renamed, so none of version 1's parsed statements serves version 2)
     big = "import torch\n\n\n" + "".join(
         f"def stage_{i}(net, lr):\n    net.cuda()\n    opt = torch.optim.SGD(net.parameters(), lr=lr)\n"
         f"    return opt\n\n\n" for i in range(250))
     uri = open_file(client, tmp_path / "train.py", big)
     await published(client, uri, version=1)
     since = len(client.published)
-    change(client, uri, big + SEED, 2)
+    change(client, uri, big.replace("def stage_", "def step_") + SEED, 2)
     await asyncio.sleep((DEBOUNCE_MS + 100) / 1000)  # version 2's check has started (or is queued)
     change(client, uri, big + CLEAN, 3)
     assert not (await published(client, uri, since, version=3)).diagnostics
