@@ -52,13 +52,12 @@ def parse(text: str) -> cst.Module:
     return _libcst(text)
 
 
-def _libcst(text: str, first_line: int = 1) -> cst.Module:
+def _libcst(text: str) -> cst.Module:
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        where = line_ref(exc.raw_line + first_line - 1)
-        raise InputError(f"syntax error at {where}, column {exc.raw_column + 1}: {first}") from None
+        raise InputError(f"syntax error at {line_ref(exc.raw_line)}, column {exc.raw_column + 1}: {first}") from None
     except (RecursionError, MemoryError):
         raise InputError("file too deeply nested to parse") from None
 
@@ -69,8 +68,8 @@ class _Chunk:
 
     __slots__ = ("module", "indented", "points", "faithful")
 
-    def __init__(self, text: str, first_line: int) -> None:
-        self.module = _libcst(text, first_line)
+    def __init__(self, text: str) -> None:
+        self.module = _libcst(text)
         self.indented = any(_has_indented_block(statement) for statement in self.module.body)
         self.points = Positions(self.module)
         # LibCST does not give back every text it parsed: whitespace-only lines before the end of
@@ -154,33 +153,36 @@ class Reparser:
     def parse(self, text: str) -> Tuple[cst.Module, Mapping[cst.CSTNode, CodeRange]]:
         """The text's tree (equal to `parse(text)`) and its node positions."""
         tree = self.syntax_tree(text)
+        self.reused = self.parsed = 0
         pieces = _pieces(text, tree)
         if pieces is None:
             self._chunks = {}
-            self.reused, self.parsed = 0, 1
             module = _libcst(text)
             return module, Positions(module)
         chunks: List[Tuple[_Chunk, int]] = []
         # A text may repeat (two identical statements): each place gets its own chunk, since the
         # analysis tells nodes apart by identity.
         kept: Dict[str, List[_Chunk]] = {}
-        self.reused = self.parsed = 0
-        for piece, first_line in pieces:
-            before = self._chunks.get(piece)
-            if before:
-                chunk = before.pop()
-                self.reused += 1
-            else:
-                chunk = _Chunk(piece, first_line)
-                self.parsed += 1
-            kept.setdefault(piece, []).append(chunk)
-            chunks.append((chunk, first_line))
-        self._chunks = kept
-        composed = _compose(text, [chunk for chunk, _ in chunks])
-        if composed is None:  # the chunks' layouts disagree: the whole text decides
+        try:
+            for piece, first_line in pieces:
+                before = self._chunks.get(piece)
+                if before:
+                    chunk = before.pop()
+                    self.reused += 1
+                else:
+                    chunk = _Chunk(piece)
+                    self.parsed += 1
+                kept.setdefault(piece, []).append(chunk)
+                chunks.append((chunk, first_line))
+        except InputError:  # a piece LibCST refuses alone: the whole text decides, and words the error
+            composed = None
+        else:
+            composed = _compose(text, [chunk for chunk, _ in chunks])
+        if composed is None:  # or the chunks' layouts disagree
             self._chunks = {}
             module = _libcst(text)
             return module, Positions(module)
+        self._chunks = kept
         module, renamed = composed
         return module, ChunkPositions(module, chunks, renamed, _end_of(text))
 

@@ -77,6 +77,7 @@ LAYOUTS = {
     "whitespace_lines": "def f():\n    x = 1\n    \n\n   \ny = 2\n",
     "else_block_after_inline_body": "if x: pass\nelse:\n        y = 1\ndef f():\n    return 1\n",
     "main_guard": "def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n",
+    "backslash_line_between": "x = 1\n\\\ny = 2\n",
 }
 
 

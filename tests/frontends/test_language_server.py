@@ -412,3 +412,31 @@ def test_the_server_command_is_listed_and_has_help():
     assert "ddp-lint server" in run_command([sys.executable, "-m", "ddp_lint", "--help"], REPO).stdout
     done = run_command([sys.executable, "-m", "ddp_lint", "server", "--help"], REPO)
     assert done.returncode == 0 and "over stdio" in done.stdout
+
+
+def test_after_a_publication_survivors_are_frozen_and_a_frozen_cycle_waits_for_the_periodic_full_collection():
+    import gc
+    import weakref
+
+    from ddp_lint.frontends import language_server
+
+    class Node:
+        pass
+
+    server = language_server.DdpLintServer()
+    try:
+        gc.unfreeze()
+        cycle = Node()
+        cycle.self = cycle
+        alive = weakref.ref(cycle)
+        server._tidy()  # the cycle is alive: frozen with the rest
+        assert gc.get_freeze_count() > 0
+        del cycle  # now garbage, but frozen: no collection sees it ...
+        for _ in range(language_server._FULL_COLLECTION_EVERY - 2):
+            server._tidy()
+        assert alive() is not None
+        server._tidy()  # ... until the periodic one that unfreezes everything first
+        assert alive() is None
+    finally:
+        server.stop_worker()
+        gc.unfreeze()
