@@ -89,8 +89,8 @@ def _has_indented_block(node: cst.CSTNode) -> bool:
 class ChunkPositions(Mapping[cst.CSTNode, CodeRange]):
     """Node positions in the whole text, from the positions of each chunk shifted to its first line."""
 
-    def __init__(self, module: cst.Module, chunks: Sequence[Tuple[_Chunk, int]], renamed: Dict[cst.CSTNode, cst.CSTNode],
-                 end: CodePosition) -> None:
+    def __init__(self, module: cst.Module, chunks: Sequence[Tuple[_Chunk, int]],
+                 renamed: Dict[cst.CSTNode, cst.CSTNode], end: CodePosition) -> None:
         self._module = module
         self._chunks = chunks  # (chunk, its first line in the whole text)
         self._renamed = renamed  # top-level statement in the module -> the chunk's own (leading lines handed on)

@@ -112,8 +112,11 @@ def test_engine_findings_the_same_through_a_reparser():
         whole = analyse_source(version, "train.py")
         chunked = analyse_source(version, "train.py", reparser=reparser)
         assert whole.findings, "the fixture should have findings"
-        assert [(d.line, d.column, d.end_line, d.end_column, d.code, d.message, d.related) for d in chunked.findings] == \
-            [(d.line, d.column, d.end_line, d.end_column, d.code, d.message, d.related) for d in whole.findings]
+        assert [_seen(d) for d in chunked.findings] == [_seen(d) for d in whole.findings]
+
+
+def _seen(d):
+    return (d.line, d.column, d.end_line, d.end_column, d.code, d.message, d.related)
 
 
 _PIECES = [
