@@ -103,6 +103,7 @@ class DdpLintServer(LanguageServer):
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddp-lint-check")
         self._generation: Dict[str, int] = {}
         self._pending: Dict[str, asyncio.Task] = {}  # buffer -> its scheduled check (debounce, then worker)
+        self._changed: Dict[str, float] = {}  # buffer -> the event loop's time of its last debounced change
         self._checked: Dict[str, Checked] = {}
         self._published: Dict[str, Set[str]] = {}  # buffer -> the URIs given diagnostics (a notebook's cells)
         self._shown: Set[str] = set()  # configuration errors already shown
@@ -153,7 +154,18 @@ class DdpLintServer(LanguageServer):
 
     def schedule(self, buffer: str, delay: float = 0.0) -> None:
         """Check the buffer after `delay` seconds without another change; from now on, results of
-        earlier generations are dropped, and a check of one still waiting for the worker never runs."""
+        earlier generations are dropped, and a check of one still waiting for the worker never runs.
+
+        A debounced change to a quiet buffer (no change to it for `delay` seconds, no check pending)
+        is checked at once: one edit, a paste or an undo gets its diagnostics in the time of a check.
+        The changes that follow it while that check runs (typing) are debounced as usual, and the
+        first check's result, outrun, is dropped."""
+        if delay > 0:
+            now = asyncio.get_running_loop().time()
+            last = self._changed.get(buffer)
+            self._changed[buffer] = now
+            if buffer not in self._pending and (last is None or now - last >= delay):
+                delay = 0.0
         generation = self._generation[buffer] = self._generation.get(buffer, 0) + 1
         previous = self._pending.pop(buffer, None)
         if previous is not None:
@@ -164,6 +176,7 @@ class DdpLintServer(LanguageServer):
 
     def forget(self, buffer: str) -> None:
         self._generation.pop(buffer, None)
+        self._changed.pop(buffer, None)
         self._reparsers.pop(buffer, None)
         self._checked.pop(buffer, None)
         pending = self._pending.pop(buffer, None)

@@ -109,6 +109,16 @@ async def plain_client(lsp_client: LanguageClient, tmp_path):
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=CONFIG)
+async def slow_debounce_client(lsp_client: LanguageClient, tmp_path):
+    await _start(lsp_client, tmp_path, debounceMs=SLOW_DEBOUNCE_MS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+SLOW_DEBOUNCE_MS = 3000
+
+
 # ----- helpers -------------------------------------------------------------------------------------
 
 async def published(client, uri, since=0, version=None) -> types.PublishDiagnosticsParams:
@@ -440,3 +450,24 @@ def test_after_a_publication_survivors_are_frozen_and_a_frozen_cycle_waits_for_t
     finally:
         server.stop_worker()
         gc.unfreeze()
+
+
+@pytest.mark.asyncio
+async def test_a_change_to_a_quiet_buffer_is_checked_at_once_and_the_changes_after_it_are_debounced(
+        slow_debounce_client: LanguageClient, tmp_path):
+    client = slow_debounce_client
+    loop = asyncio.get_running_loop()
+    uri = open_file(client, tmp_path / "train.py", CLEAN)
+    await published(client, uri, version=1)
+    sent = loop.time()
+    change(client, uri, SEED, 2)
+    assert [d.code for d in (await published(client, uri, version=2)).diagnostics] == ["DDP101"]
+    assert loop.time() - sent < SLOW_DEBOUNCE_MS / 1000 / 2  # not held back by the debounce
+    since = len(client.published)
+    sent = loop.time()
+    change(client, uri, CLEAN, 3)  # typing on: within the debounce of the last change
+    change(client, uri, "\n" + SEED, 4)
+    (diagnostic,) = (await published(client, uri, since, version=4)).diagnostics
+    assert diagnostic.range.start.line == 4
+    assert loop.time() - sent >= SLOW_DEBOUNCE_MS / 1000 * 0.9
+    assert [p.version for p in client.published[since:]] == [4]
