@@ -122,7 +122,7 @@ def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Fi
 
 
 def _positions(parsed, positions_class):
-    cached = getattr(parsed, "positions", None)
+    cached = parsed.positions
     if cached is None:
         cached = parsed.positions = positions_class(parsed.module)
     return cached
@@ -134,13 +134,11 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
     path = document.path
     if document.program is None:
         return FileReport(path, output=document.source.text)
-    from .fixer.apply import UNFAITHFUL, fix_source
+    from .fixer.apply import UnfaithfulText, fix_source
 
     try:
         result = fix_source(document.program, path, unsafe, settings, project=project)
-    except InputError as exc:
-        if str(exc) != UNFAITHFUL:
-            raise
+    except UnfaithfulText as exc:
         return FileReport(path, check(document, settings, project), error=str(exc))  # findings still shown
     if result.source == document.program:
         return FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,

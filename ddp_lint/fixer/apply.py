@@ -24,10 +24,13 @@ class FixResult:
     before: List[Diagnostic] = field(default_factory=list)
 
 
-# LibCST drops a form feed at the start of a statement's line, and a whitespace-only line before the
-# end of a file can go too: the regenerated file would differ in more than the fix.
-UNFAITHFUL = ("not fixed: LibCST does not give this file's text back exactly (a form feed before a statement, "
-              "say), so rewriting it would change more than the fix")
+class UnfaithfulText(InputError):
+    """LibCST drops a form feed at the start of a statement's line, and a whitespace-only line before
+    the end of a file can go too: the regenerated file would differ in more than the fix."""
+
+    def __init__(self) -> None:
+        super().__init__("not fixed: LibCST does not give this file's text back exactly (a form feed before a "
+                         "statement, say), so rewriting it would change more than the fix")
 
 
 def fixable(findings: Sequence[Diagnostic], unsafe: bool) -> List[Diagnostic]:
@@ -56,7 +59,7 @@ def fix_source(
         if not todo:
             break
         if current is text and parsed.module.code != text:
-            raise InputError(UNFAITHFUL)
+            raise UnfaithfulText()
         chosen = _non_conflicting(todo)
         new_text = apply_plans(parsed.module, chosen)
         if new_text in seen:
