@@ -184,7 +184,7 @@ class Reparser:
             return module, Positions(module)
         self._chunks = kept
         module, renamed = composed
-        return module, ChunkPositions(module, chunks, renamed, _end_of(text))
+        return module, ChunkPositions(module, chunks, renamed, _end_of(pieces))
 
 
 def _pieces(text: str, tree: ast.Module) -> Optional[List[Tuple[str, int]]]:
@@ -234,7 +234,8 @@ def _compose(text: str, chunks: Sequence[_Chunk]) -> Optional[Tuple[cst.Module, 
     return composed, renamed
 
 
-def _end_of(text: str) -> CodePosition:
+def _end_of(pieces: Sequence[Tuple[str, int]]) -> CodePosition:
     """Where the whole module's range ends, as its codegen reaches it: after a last newline, which
     LibCST's codegen counts even where the text lacks it (and then leaves out of the code)."""
-    return CodePosition(len(_LINE.findall(text)) + 1, 0)
+    last, first_line = pieces[-1]
+    return CodePosition(first_line + last.count("\n") + (not last.endswith("\n")), 0)
