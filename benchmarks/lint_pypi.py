@@ -81,6 +81,18 @@ def log(msg: str) -> None:
 
 # --------------------------------------------------------------------------- download / extract
 
+def _legacy_pip(downloads: Path, timeout: float) -> Path:
+    """pip 24.0's wheel, downloaded once beside the packages (a wheel of pip runs as `python pip.whl/pip`)."""
+    folder = downloads / "_pip-24.0"
+    wheels = sorted(folder.glob("pip-24.0-*.whl")) if folder.is_dir() else []
+    if not wheels:
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                        "--dest", str(folder), "pip==24.0"], capture_output=True, text=True, timeout=timeout)
+        wheels = sorted(folder.glob("pip-24.0-*.whl"))
+    return (wheels[0] / "pip") if wheels else Path("pip-24.0-unavailable")
+
+
 def download(spec: str, dest: Path, timeout: float) -> Path:
     """Download one distribution of ``spec`` into ``dest``; return the archive path."""
     if dest.exists():
@@ -96,6 +108,9 @@ def download(spec: str, dest: Path, timeout: float) -> Path:
         # last resort: ignore Requires-Python / platform checks for pure-python wheels
         base + ["--only-binary", ":all:", "--ignore-requires-python", spec],
     ]
+    # Old releases whose metadata a current pip refuses (`torch (>=1.7.*)`, `scikit-image (<0.19.0>=0.16.1)`):
+    # pip 24.0, run from its own wheel, still reads them.
+    attempts.append([sys.executable, str(_legacy_pip(dest.parent, timeout)), *base[3:], "--no-binary", ":none:", spec])
     last = ""
     for cmd in attempts:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -1,6 +1,15 @@
-"""Speed of ddp-lint against its anchors, measured in one run on the installed torch package's sources.
+"""Speed of ddp-lint against its anchors, measured in one run on the installed torch package's sources
+and on large trees that are not torch.
 
     python benchmarks/speed.py [--runs 3] [--corpus DIR] [--skip-torchfix] [--skip-flake8]
+    python benchmarks/speed.py --skip-torch --runs 3          # the large trees alone (~10 min)
+
+Large trees (`--trees`, default LARGE_TREES: transformers 4.40.2 and two more large packages of the
+ecosystem check, fetched into `benchmarks/_work/ecosystem/` as that check fetches them): ddp-lint cold
+with project analysis and with `--no-project`, each at `-j 1` and `-j auto`, and ruff's default rules,
+CPU (user + system of the command and its children) and wall in one run, with the ratios project /
+no-project and ddp-lint / ruff. Torch's own package is not followed by the project index, so its run
+says nothing about project analysis; these trees do.
 
 Prints medians of several runs, peak memory, and the ratios the performance issue asks for:
 cold (no cache) -j1 and -j2, warm (cache filled), a bare LibCST parse of every file, of the files
@@ -43,8 +52,8 @@ except subprocess.TimeoutExpired:
     child.wait()
     code = "timeout"
 wall = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"{wall} {peak} {code}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall} {usage.ru_maxrss} {code} {usage.ru_utime + usage.ru_stime}")
 """
 
 # The floors: LibCST's own parse of a list of files, nothing else in the timed process.
@@ -68,19 +77,21 @@ def torch_sources() -> Path:
 
 
 def measure(command, runs: int, label: str, setup=None, limit: float = 0):
-    walls, peaks, timed_out = [], [], False
+    walls, cpus, peaks, timed_out = [], [], [], False
     for _ in range(runs):
         if setup:
             setup()
         out = subprocess.run([PYTHON, "-c", _MEASURE, str(limit), *map(str, command)], capture_output=True, text=True, check=True)
-        wall, peak, code = out.stdout.split()
+        wall, peak, code, cpu = out.stdout.split()
         walls.append(float(wall))
+        cpus.append(float(cpu))
         peaks.append(int(peak))
         timed_out = timed_out or code == "timeout"
-    result = {"label": label, "median_s": statistics.median(walls), "runs": walls, "peak_mib": max(peaks) / 1024,
-              "timed_out": timed_out}
+    result = {"label": label, "median_s": statistics.median(walls), "runs": walls, "cpu_s": statistics.median(cpus),
+              "peak_mib": max(peaks) / 1024, "timed_out": timed_out}
     bound = "  (killed at the limit: a lower bound)" if timed_out else ""
-    print(f"  {label:<48} {result['median_s']:8.2f} s   peak {result['peak_mib']:7.1f} MiB   runs {', '.join(f'{w:.2f}' for w in walls)}{bound}", flush=True)
+    print(f"  {label:<48} {result['median_s']:8.2f} s wall {result['cpu_s']:8.2f} s CPU   peak {result['peak_mib']:7.1f} MiB   "
+          f"runs {', '.join(f'{w:.2f}' for w in walls)}{bound}", flush=True)
     return result
 
 
@@ -109,6 +120,48 @@ def venv_with(name: str, packages) -> Path:
     return target / "bin"
 
 
+# Large trees of the ecosystem check (not torch, so the project index follows their imports).
+LARGE_TREES = ["transformers==4.40.2", "fairseq==0.12.2", "deepspeed==0.14.2"]
+
+
+def fetch_tree(spec: str) -> Path:
+    sys.path.insert(0, str(HERE))
+    from lint_pypi import fetch
+
+    work = WORK / "ecosystem"
+    try:
+        return fetch(spec, work, True, 1800)
+    except RuntimeError:  # not downloaded yet
+        return fetch(spec, work, False, 1800)
+
+
+def large_trees(specs, runs: int, ruff_bin: Path) -> dict:
+    """Project analysis against --no-project and ruff, CPU and wall, -j 1 and -j auto, on each tree."""
+    lint = [BIN / "ddp-lint", "check", "--isolated", "--exit-zero", "--output-format", "json", "--no-cache"]
+    ruff = [ruff_bin / "ruff", "check", "--isolated", "--no-cache", "--exit-zero"]
+    out = {}
+    for spec in specs:
+        tree = fetch_tree(spec)
+        files = sum(1 for _ in tree.rglob("*.py"))
+        print(f"{spec}: {tree} ({files} files)")
+        r = out[spec] = {"files": files}
+        for jobs in ("1", "auto"):
+            r[f"project_j{jobs}"] = measure([*lint, "-j", jobs, tree], runs, f"ddp-lint cold -j {jobs}, project analysis")
+            r[f"no_project_j{jobs}"] = measure([*lint, "--no-project", "-j", jobs, tree], runs, f"ddp-lint cold -j {jobs}, --no-project")
+        r["ruff"] = measure([*ruff, tree], runs, "ruff default rules, no cache")
+    print("\nlarge trees: ratios of medians (CPU / wall); targets: project / no-project <= 1.3, project -j 1 / ruff CPU <= 1.5")
+    print(f"  {'tree':<24} {'proj/no-proj -j1':>18} {'proj/no-proj auto':>18} {'proj -j1 / ruff':>16} {'no-proj -j1 / ruff':>19}")
+    for spec, r in out.items():
+        def both(a, b):
+            return f"{r[a]['cpu_s'] / r[b]['cpu_s']:.2f} / {r[a]['median_s'] / r[b]['median_s']:.2f}"
+        r["ratios"] = {"project/no_project_j1": both("project_j1", "no_project_j1"),
+                       "project/no_project_jauto": both("project_jauto", "no_project_jauto"),
+                       "project_j1/ruff": both("project_j1", "ruff"), "no_project_j1/ruff": both("no_project_j1", "ruff")}
+        print(f"  {spec:<24} {r['ratios']['project/no_project_j1']:>18} {r['ratios']['project/no_project_jauto']:>18} "
+              f"{r['ratios']['project_j1/ruff']:>16} {r['ratios']['no_project_j1/ruff']:>19}")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -119,7 +172,16 @@ def main() -> int:
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--skip-flake8", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write the table here")
+    parser.add_argument("--trees", nargs="*", default=LARGE_TREES, metavar="SPEC",
+                        help="large non-torch trees to time (default: %(default)s); none with an empty list")
+    parser.add_argument("--skip-torch", action="store_true", help="time only the large trees")
     args = parser.parse_args()
+    WORK.mkdir(exist_ok=True)
+    if args.skip_torch:
+        results = {"large_trees": large_trees(args.trees, args.runs, venv_with("ruff-venv", ["ruff"]))}
+        if args.json:
+            args.json.write_text(json.dumps({"results": results}, indent=2))
+        return 0
 
     corpus = args.corpus or torch_sources()
     files = sorted(str(p) for p in corpus.rglob("*.py"))
@@ -198,6 +260,9 @@ def main() -> int:
     ]
     for name, value, target in table:
         print(f"  {name:<52} {value:6.2f}   [{target}]")
+    if args.trees:
+        print()
+        results["large_trees"] = large_trees(args.trees, args.runs, ruff_bin)
     if args.json:
         args.json.write_text(json.dumps({"results": results, "ratios": {n: v for n, v, _ in table}}, indent=2))
     return 0

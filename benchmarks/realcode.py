@@ -1,0 +1,266 @@
+#!/usr/bin/env python
+"""Score ddp-lint on the hand-labelled real code of `benchmarks/realcode/` (recall and precision).
+
+    python benchmarks/realcode.py                 # fetch the pinned packages, lint, score
+    python benchmarks/realcode.py --offline       # reuse benchmarks/_work/realcode/
+    python benchmarks/realcode.py --offline --verbose --json out.json
+
+Each package is fetched as the ecosystem check fetches it (`lint_pypi.fetch`), and its labelled files
+are linted the way a user meets the tool: from the package's top folder (so the project index finds
+the package's other modules), `--select ALL --isolated --no-cache -j 1`. Findings are then matched to
+the labels (README: "How the scorer matches") and scored twice, for the default selection and with
+`--extend-select DDP201`: recall over the required pairs (overall, per tag, per kind) and precision
+over every finding reported in a labelled file, duplicates of one pair counted false; findings that
+match an optional pair are counted apart (neither true nor false).
+
+Exit status: 0 when every package was linted, 2 when a label is malformed or a package could not be
+fetched or linted (the scores then cover the rest).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO_ROOT))
+
+from lint_pypi import fetch  # noqa: E402  (reused, not copied)
+from realcode_labels import (KINDS, LABELS, TAGS, WORK, LabelError, LabelledFile, Pair,  # noqa: E402
+                             check_text, load)
+from ddp_lint.rules.table import DEFAULT_SELECT, RULE_TABLE  # noqa: E402
+
+# Which placement kinds each rule's finding can be a report of (a finding of another code on the same
+# line is matched only when its related placement names the pair's placement).
+CODE_KINDS = {
+    "DDP001": {"replace", "move"},
+    "DDP002": {"move", "cast", "fsdp-orig-params"},
+    "DDP003": {"convert-after-wrap"},
+    "DDP004": {"discarded-wrapper"},
+    "DDP005": {"zero", "move", "cast"},
+    "DDP101": {"move", "cast"},
+    "DDP102": {"zero", "move"},
+    "DDP103": {"fsdp-orig-params"},
+    "DDP104": {"stepped-before-ddp"},
+    "DDP201": {"wrap"},
+    "DDP202": {"memory-format"},
+}
+DEFAULT_CODES = frozenset(c for c in RULE_TABLE if c.startswith(DEFAULT_SELECT))
+SELECTIONS = {"default": DEFAULT_CODES, "default+DDP201": DEFAULT_CODES | {"DDP201"}}
+
+
+@dataclass
+class Finding:
+    path: str  # relative to the package's extracted folder, like a label's path
+    line: int
+    code: str
+    message: str
+    related: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Scored:
+    """One labelled file's findings matched to its pairs."""
+    item: LabelledFile
+    matched: dict[int, Finding] = field(default_factory=dict)  # index into required -> first finding
+    optional_hits: list[Finding] = field(default_factory=list)
+    false: list[tuple[Finding, str]] = field(default_factory=list)  # finding, why it is false
+
+
+def package_root(src: Path, items: list[LabelledFile]) -> Path:
+    """The folder a user would run the tool in: the archive's top folder (an sdist's `name-1.0/`),
+    or the extraction folder itself for a wheel (whose first component is a Python package)."""
+    tops = {item.path.split("/", 1)[0] for item in items}
+    if len(tops) == 1:
+        top = src / tops.pop()
+        if top.is_dir() and not (top / "__init__.py").exists():
+            return top
+    return src
+
+
+def lint(root: Path, files: list[str], timeout: float) -> tuple[dict, float]:
+    cmd = [sys.executable, "-m", "ddp_lint", "check", "--output-format", "json", "--select", "ALL", "--isolated",
+           "--no-cache", "-j", "1", *files]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(root), env=env)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"ddp_lint exited {proc.returncode}: {proc.stderr.strip()[-1000:]}")
+    return json.loads(proc.stdout), time.perf_counter() - t0
+
+
+def findings_of(data: dict, root: Path, src: Path) -> list[Finding]:
+    def relative(path: str) -> str:
+        return Path(os.path.normpath(root / path)).relative_to(src).as_posix()
+
+    out = []
+    for fd in data.get("findings", []):
+        related = tuple((relative(r["path"]), r["line"]) for r in fd.get("related", []) if r.get("path"))
+        out.append(Finding(relative(fd["path"]), fd["line"], fd["code"], fd["message"], related))
+    return sorted(out, key=lambda f: (f.path, f.line, f.code))
+
+
+def _ends(pair: Pair) -> set[tuple[str, int]]:
+    return {(pair.holder.path, pair.holder.line), (pair.placement.path, pair.placement.line)}
+
+
+def match(item: LabelledFile, findings: list[Finding]) -> Scored:
+    scored = Scored(item)
+    pairs = [("required", i, p) for i, p in enumerate(item.required)] + [("optional", i, p) for i, p in enumerate(item.optional)]
+    taken: set[tuple[str, int]] = set()
+    near = {n.line for n in item.near_misses}
+    for f in findings:
+        best = None
+        hit_any = False
+        for group, i, pair in pairs:
+            if f.line not in pair.lines_in(f.path):
+                continue
+            hit_any = True
+            if (group, i) in taken:
+                continue
+            rel = bool(set(f.related) & _ends(pair))
+            fits = pair.kind in CODE_KINDS.get(f.code, ())
+            if not (rel or fits):
+                continue
+            score = (rel, fits, group == "required")
+            if best is None or score > best[0]:
+                best = (score, group, i)
+        if best is not None:
+            _, group, i = best
+            taken.add((group, i))
+            if group == "required":
+                scored.matched[i] = f
+            else:
+                scored.optional_hits.append(f)
+        elif hit_any:
+            scored.false.append((f, "duplicate report of a labelled pair"))
+        elif f.line in near:
+            scored.false.append((f, "on a near-miss line"))
+        else:
+            scored.false.append((f, "on no labelled pair"))
+    return scored
+
+
+def score(results: list[Scored], codes: frozenset) -> dict:
+    """Recall and precision for one selection of rules."""
+    def selected(f: Finding) -> bool:
+        return f.code in codes
+
+    found, total = Counter(), Counter()
+    by_kind_found, by_kind_total = Counter(), Counter()
+    true = false = optional = 0
+    for r in results:
+        for i, pair in enumerate(r.item.required):
+            if pair.needs() is not None and pair.needs() not in codes:
+                continue
+            hit = i in r.matched and selected(r.matched[i])
+            for counter, key in ((total, pair.tag), (by_kind_total, pair.kind)):
+                counter[key] += 1
+            if hit:
+                found[pair.tag] += 1
+                by_kind_found[pair.kind] += 1
+        true += sum(1 for f in r.matched.values() if selected(f))
+        optional += sum(1 for f in r.optional_hits if selected(f))
+        false += sum(1 for f, _ in r.false if selected(f))
+    reported = true + false
+    return {
+        "recall": sum(found.values()) / sum(total.values()) if total else None,
+        "found": sum(found.values()), "required": sum(total.values()),
+        "by_tag": {t: (found[t], total[t]) for t in TAGS if total[t]},
+        "by_kind": {k: (by_kind_found[k], by_kind_total[k]) for k in KINDS if by_kind_total[k]},
+        "precision": true / reported if reported else None,
+        "true": true, "false": false, "optional_hits": optional,
+    }
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f} ({a}/{b})" if b else "n/a"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--offline", action="store_true", help="reuse the downloads in the work dir")
+    ap.add_argument("--labels", type=Path, default=LABELS, help="folder of label files (default: %(default)s)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="per download / lint, in seconds")
+    ap.add_argument("--verbose", action="store_true", help="list every miss and every false finding")
+    ap.add_argument("--json", type=Path, help="also write the scores and every match to this file")
+    args = ap.parse_args(argv)
+
+    by_spec: dict[str, list[LabelledFile]] = defaultdict(list)
+    errors = 0
+    for label_file in sorted(args.labels.glob("*.toml")):
+        try:
+            for item in load(label_file):
+                by_spec[item.spec].append(item)
+        except LabelError as exc:
+            print(f"ERROR {exc}")
+            errors += 1
+
+    results: list[Scored] = []
+    seconds = 0.0
+    for spec in sorted(by_spec):
+        items = by_spec[spec]
+        try:
+            src = fetch(spec, WORK, args.offline, args.timeout)
+            problems = [p for item in items for p in check_text(item, src)]
+            if problems:
+                raise RuntimeError("labels do not fit the files: " + "; ".join(problems))
+            root = package_root(src, items)
+            files = sorted({os.path.relpath(src / item.path, root) for item in items})
+            data, dt = lint(root, files, args.timeout)
+        except Exception as exc:  # noqa: BLE001 - report and go on with the next package
+            print(f"ERROR {spec}: {exc}")
+            errors += 1
+            continue
+        seconds += dt
+        findings = findings_of(data, root, src)
+        for item in items:
+            results.append(match(item, [f for f in findings if f.path == item.path]))
+
+    files = len(results)
+    positives = sum(r.item.positive for r in results)
+    print(f"{files} files ({positives} positive) from {len(by_spec)} packages; "
+          f"{sum(len(r.item.required) for r in results)} required pairs, "
+          f"{sum(len(r.item.optional) for r in results)} optional, "
+          f"{sum(len(r.item.near_misses) for r in results)} near misses; lint {seconds:.1f} s")
+    report = {}
+    for name, codes in SELECTIONS.items():
+        s = report[name] = score(results, codes)
+        print(f"\n=== {name}: recall {ratio(s['found'], s['required'])}   "
+              f"precision {ratio(s['true'], s['true'] + s['false'])}   (optional pairs reported: {s['optional_hits']})")
+        for tag, (f, t) in s["by_tag"].items():
+            print(f"    {tag:24} {ratio(f, t)}")
+        print("    by kind: " + ", ".join(f"{k} {f}/{t}" for k, (f, t) in s["by_kind"].items()))
+
+    if args.verbose:
+        print("\n=== missed required pairs")
+        for r in results:
+            for i, pair in enumerate(r.item.required):
+                if i not in r.matched:
+                    print(f"  - {r.item.spec} {r.item.path}:{pair.holder.line} -> {pair.placement.path}:{pair.placement.line}"
+                          f" [{pair.kind}, {pair.tag}] {pair.why}")
+        print("\n=== false findings")
+        for r in results:
+            for f, why in r.false:
+                print(f"  x {r.item.spec} {f.path}:{f.line} {f.code} ({why}): {f.message[:300]}")
+
+    if args.json:
+        detail = [{"spec": r.item.spec, "path": r.item.path,
+                   "matched": {str(i): f.__dict__ for i, f in r.matched.items()},
+                   "optional_hits": [f.__dict__ for f in r.optional_hits],
+                   "false": [dict(f.__dict__, why=why) for f, why in r.false]} for r in results]
+        args.json.write_text(json.dumps({"scores": report, "files": detail}, indent=1, default=list) + "\n")
+    return 2 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The real-code recall corpus: its labels load, it keeps out of the ecosystem check and the packages
+kept aside, and the scorer matches findings to pairs as its README says (no download here)."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import ecosystem  # noqa: E402
+import realcode  # noqa: E402
+from realcode_labels import LABELS, End, LabelError, LabelledFile, NearMiss, Pair, load, load_all  # noqa: E402
+
+KEPT_ASIDE = ROOT.parent / "shared" / "research" / "kept-aside.md"
+
+
+def _name(spec: str) -> str:
+    return re.sub(r"[-_.]+", "-", spec.split("==")[0]).lower()
+
+
+def test_every_label_file_loads():
+    for label_file in sorted(LABELS.glob("*.toml")):
+        load(label_file)  # raises LabelError on a malformed label
+
+
+def test_the_corpus_has_its_size_and_about_half_positive():
+    files = load_all()
+    packages = {item.spec for item in files}
+    assert len(files) >= 80
+    assert len(packages) >= 50
+    positive = sum(item.positive for item in files)
+    assert 0.35 <= positive / len(files) <= 0.65
+
+
+def test_no_corpus_package_is_in_the_ecosystem_check():
+    ecosystem_names = {_name(s) for s in ecosystem.PACKAGES + ecosystem.HELD_OUT}
+    assert not {_name(item.spec) for item in load_all()} & ecosystem_names
+
+
+@pytest.mark.skipif(not KEPT_ASIDE.exists(), reason="../shared is not beside the checkout")
+def test_no_corpus_or_ecosystem_package_is_kept_aside():
+    text = KEPT_ASIDE.read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if ln.startswith("Packages on the index:"))
+    kept = {_name(n.strip(" .")) for n in line.split(":", 1)[1].split(",")}
+    ours = {_name(item.spec) for item in load_all()} | {_name(s) for s in ecosystem.PACKAGES + ecosystem.HELD_OUT}
+    assert kept and not kept & ours
+
+
+def test_a_label_whose_positive_flag_disagrees_with_its_pairs_is_refused(tmp_path):
+    bad = tmp_path / "x.toml"
+    bad.write_text('spec = "x==1"\n[[files]]\npath = "a.py"\npositive = true\n', encoding="utf-8")
+    with pytest.raises(LabelError, match="positive = True but 0 required"):
+        load(bad)
+
+
+def test_an_unknown_kind_is_refused(tmp_path):
+    bad = tmp_path / "x.toml"
+    bad.write_text('spec = "x==1"\n[[files]]\npath = "a.py"\npositive = true\n[[files.required]]\n'
+                   'holder = 1\nholder_text = "a"\nplacement = 2\nplacement_text = "b"\nkind = "teleport"\n'
+                   'tag = "one-scope"\nwhy = "w"\n', encoding="utf-8")
+    with pytest.raises(LabelError, match="unknown kind 'teleport'"):
+        load(bad)
+
+
+def _pair(holder: int, placement: int, kind: str, via=()) -> Pair:
+    return Pair(End("p/a.py", holder, ""), End("p/a.py", placement, ""), kind, "one-scope", "", tuple(via))
+
+
+def _finding(line: int, code: str, related=()) -> realcode.Finding:
+    return realcode.Finding("p/a.py", line, code, "", tuple(("p/a.py", r) for r in related))
+
+
+def _item() -> LabelledFile:
+    item = LabelledFile("x==1", "p/a.py", True, "")
+    item.required = [_pair(10, 12, "move"), _pair(10, 14, "wrap"), _pair(20, 30, "move", via=[25])]
+    item.near_misses = [NearMiss(40, "", "loss module")]
+    return item
+
+
+def test_findings_on_a_shared_holder_line_go_to_the_pair_their_placement_names():
+    scored = realcode.match(_item(), [_finding(10, "DDP101", [12]), _finding(10, "DDP201", [14])])
+    assert set(scored.matched) == {0, 1} and not scored.false
+
+
+def test_a_second_report_of_one_pair_is_a_false_duplicate():
+    scored = realcode.match(_item(), [_finding(10, "DDP101", [12]), _finding(12, "DDP101", [10])])
+    assert set(scored.matched) == {0}
+    assert [why for _, why in scored.false] == ["duplicate report of a labelled pair"]
+
+
+def test_a_report_at_a_via_line_counts_and_near_misses_are_false():
+    scored = realcode.match(_item(), [_finding(25, "DDP101"), _finding(40, "DDP101"), _finding(50, "DDP101")])
+    assert set(scored.matched) == {2}
+    assert [why for _, why in scored.false] == ["on a near-miss line", "on no labelled pair"]
+
+
+def test_a_code_that_cannot_report_the_kind_does_not_match_without_its_placement():
+    scored = realcode.match(_item(), [_finding(20, "DDP004")])
+    assert not scored.matched and [why for _, why in scored.false] == ["duplicate report of a labelled pair"]
+
+
+def test_wrap_pairs_count_toward_recall_only_with_ddp201():
+    scored = realcode.match(_item(), [_finding(10, "DDP101", [12]), _finding(10, "DDP201", [14])])
+    default = realcode.score([scored], realcode.SELECTIONS["default"])
+    extended = realcode.score([scored], realcode.SELECTIONS["default+DDP201"])
+    assert (default["found"], default["required"], default["true"], default["false"]) == (1, 2, 1, 0)
+    assert (extended["found"], extended["required"], extended["true"]) == (2, 3, 2)
+    assert extended["by_tag"] == {"one-scope": (2, 3)}
+
+
+def test_the_package_root_is_the_sdist_top_folder_or_the_wheel_root(tmp_path):
+    (tmp_path / "pkg-1.0" / "pkg").mkdir(parents=True)
+    (tmp_path / "pkg-1.0" / "pkg" / "__init__.py").write_text("")
+    sdist = LabelledFile("x==1", "pkg-1.0/pkg/a.py", False, "")
+    wheel = LabelledFile("x==1", "pkg/a.py", False, "")
+    assert realcode.package_root(tmp_path, [sdist]) == tmp_path / "pkg-1.0"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    assert realcode.package_root(tmp_path, [wheel]) == tmp_path
