@@ -214,7 +214,7 @@ HELD_OUT = [
     "chronos-forecasting==2.3.2",
     "optimum-habana==1.21.2",
     "pytorch-adapt==0.0.83",
-    "classy-vision==0.7.0",
+    "deepforest==2.1.0",
     "mbrl==0.2.0",
     "voicebox-pytorch==0.5.0",
     "pykale==0.2.1",
