@@ -1,6 +1,12 @@
 """Fixture projects (`fixtures/projects/<name>/`): several modules checked as one project, the way the
 CLI checks a tree. `# expect:` comments sit in the file where each finding is reported; checked
-alone, without the project, the same files report only what one file shows."""
+alone, without the project, the same files report only what one file shows.
+
+A project with an `# engine-v3: known miss` or `# engine-v3: known false report` line in one of its
+files (`model_*`: causes of misses and false reports that engine v3 must fix) states the CORRECT
+findings, which today's engine does not give: its comparison runs as a strict xfail (it must fail
+today; an unexpected pass is an error, then delete the marker line), and the checks of what a single
+file shows leave it out until then."""
 import os
 import re
 from pathlib import Path
@@ -14,6 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
 ALL = Settings(Selection(select=("ALL",)))
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 PROJECTS = sorted(p for p in ROOT.iterdir() if p.is_dir())
+KNOWN = re.compile(r"^#\s*engine-v3:\s*known (miss|false report)\b", re.MULTILINE)
+
+
+def known_v3_failure(project: Path):
+    for path in sorted(project.rglob("*.py")):
+        match = KNOWN.search(path.read_text(encoding="utf-8"))
+        if match:
+            return f"engine-v3: known {match.group(1)} ({path.relative_to(project)})"
+    return None
+
+
+def with_v3_marks(projects):
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=known_v3_failure(p))]
+                         if known_v3_failure(p) else []) for p in projects]
+
+
+MET = [p for p in PROJECTS if not known_v3_failure(p)]
 
 
 def expected(project: Path):
@@ -35,12 +58,12 @@ def check(project: Path, settings: Settings):
     return found
 
 
-@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("project", with_v3_marks(PROJECTS))
 def test_project_findings_match_expect_comments(project):
     assert check(project, ALL) == expected(project)
 
 
-@pytest.mark.parametrize("project", [p for p in PROJECTS if p.name.startswith("callee_")], ids=lambda p: p.name)
+@pytest.mark.parametrize("project", [p for p in MET if p.name.startswith("callee_")], ids=lambda p: p.name)
 def test_the_callee_side_needs_no_other_module(project):
     """`callee_*` projects: a function handed the optimizer with the model moves the model itself.
     One file shows it, so a check without the project finds it too."""
@@ -51,7 +74,7 @@ def test_the_callee_side_needs_no_other_module(project):
         {f for f in expected(project) if f[0] in callee_files}
 
 
-@pytest.mark.parametrize("project", [p for p in PROJECTS if expected(p) and not p.name.startswith("callee_")],
+@pytest.mark.parametrize("project", [p for p in MET if expected(p) and not p.name.startswith("callee_")],
                          ids=lambda p: p.name)
 def test_the_findings_need_the_other_modules(project):
     from dataclasses import replace
