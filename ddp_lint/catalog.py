@@ -179,6 +179,8 @@ HOLDER_TERMINALS: Dict[str, str] = {
     "Lion": LAZY,
     "Lamb": LAZY,
     "create_optimizer_v2": FACTORY,
+    # Lightning's hook: what it returns are the module's optimizers, by the API's definition.
+    "configure_optimizers": FACTORY,
 }
 
 # Holders that keep a deep copy of the model, not its parameters: a later wrap that shares the
@@ -389,6 +391,22 @@ SELF_RETURNING_METHODS: FrozenSet[str] = frozenset(
 MANAGED_TERMINALS: FrozenSet[str] = frozenset(
     "prepare setup initialize prepare_model_and_optimizer setup_optimizers".split()
 )
+
+# What only an optimizer is used for: a call known by its name alone (`build_optimizer(model)`) builds
+# one only when the file uses its result so (analysis/uses.py). `zero_grad` is a module's too, but a
+# factory named for optimizers does not return a module that is zeroed.
+OPTIMIZER_USE_METHODS: FrozenSet[str] = frozenset({"step", "zero_grad", "add_param_group"})
+OPTIMIZER_USE_ATTRIBUTES: FrozenSet[str] = frozenset({"param_groups"})
+# Keywords under which a call receives an optimizer (`get_scheduler(optimizer=opt)`, `Trainer(optimizers=...)`).
+OPTIMIZER_KEYWORD = r"^(?:optim|optimizer|optimizers|opt)$"
+# Calls that take the optimizer they schedule, scale or wrap: `StepLR(opt)`, `ReduceLROnPlateau(opt)`,
+# `get_linear_schedule_with_warmup(opt, ...)`, `hvd.DistributedOptimizer(opt)`, `Lookahead(opt)`,
+# `scaler.unscale_(opt)`; `amp.initialize(model, opt)` takes it second.
+TAKES_OPTIMIZER_CALL = r"(?i)sched|warmup|LR$|plateau|^DistributedOptimizer$|^Lookahead$|^unscale_$"
+TAKES_OPTIMIZER_SECOND = frozenset({"initialize"})
+# `scaler.step(optimizer)`: a gradient scaler steps the optimizer it is handed.
+SCALER_RECEIVER = r"(?i)scaler|amp"
+
 
 # A call whose name matches this (ignoring case) and that receives a model builds an optimizer:
 # `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`.

@@ -25,12 +25,12 @@ HOLDERS = {
     "lion": "from lion_pytorch import Lion\nopt = Lion(model.parameters(), lr=1e-4)\n",
     "ema": "from torch_ema import ExponentialMovingAverage\nema = ExponentialMovingAverage(model.parameters(), decay=0.99)\n",
     "swa": "from torch.optim.swa_utils import AveragedModel\nswa = AveragedModel(model)\n",
-    "generic build_optimizer": "opt = build_optimizer(cfg, model)\n",
-    "generic init_optimizers": "opts = trainer.init_optimizers(model)\n",
+    "generic build_optimizer": "opt = build_optimizer(cfg, model)\nsched = StepLR(opt, 1)\n",
+    "generic init_optimizers": "opts = trainer.init_optimizers(model)\nfor o in opts:\n    o.zero_grad()\n",
     "configure_optimizers on model": "opt = model.configure_optimizers()\n",
     "custom Optimizer class": "opt = MyShinyOptimizer(model.parameters())\n",
     "custom Optim class": "opt = FastOptim(model.parameters())\n",
-    "generic get_optim": "opt = get_optim(model, lr=0.1)\n",
+    "generic get_optim": "opt = get_optim(model, lr=0.1)\nscaler.step(opt)\n",
     "same-module helper": "def make(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\nopt = make(model)\n",
     "same-module helper via variable": "def make(m):\n    o = torch.optim.SGD(m.parameters(), lr=0.1)\n    return o\nopt = make(model)\n",
 }
@@ -39,6 +39,37 @@ HOLDERS = {
 @pytest.mark.parametrize("name", sorted(HOLDERS))
 def test_holder_kinds_are_recognised(name):
     assert "DDP101" in codes(H + HOLDERS[name] + "model.cuda()\n")
+
+
+# Types from use: a call known by its name alone, handed a module and no parameters, is an optimizer
+# only when what it returns is used as one (analysis/uses.py).
+NAMED_ONLY = {
+    "result never used": "opt = build_optimizer(cfg, model)\n",
+    "bare call": "_test_optimizer(model)\n",
+    "context manager": "with optim_context(model):\n    pass\n",
+    "result used as data": "idx = optimal_indices(model)\nprint(idx[0])\n",
+    "local rebound to a helper": "opt = make_optimizer(model)\nopt = None\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_ONLY))
+def test_a_name_alone_does_not_make_an_optimizer(name):
+    assert codes(H + NAMED_ONLY[name] + "model.cuda()\n") == []
+
+
+@pytest.mark.parametrize("use", ["opt.step()", "opt.zero_grad()", "sched = torch.optim.lr_scheduler.StepLR(opt, 1)",
+                                 "scaler.step(opt)", "train(model, optimizer=opt)", "print(opt.param_groups)",
+                                 "model, opt = amp.initialize(model, opt)", "for o in [opt]:\n    o.step()"])
+def test_a_named_factory_whose_result_is_used_as_an_optimizer_builds_one(use):
+    # the use may come anywhere in the file, here after the move
+    found = codes(H + "opt = build_optimizer(cfg, model)\nmodel.cuda()\n" + use + "\n")
+    assert found and set(found) <= {"DDP101", "DDP002"}
+
+
+def test_a_named_factory_kept_in_an_attribute_named_for_optimizers_builds_one():
+    # an attribute's uses may lie in another file (a subclass, the training loop)
+    assert codes(H + "class T:\n    def f(self, model):\n        self.optimizers = self.init_optimizers(model)\n"
+                 "        model.cuda()\n") == ["DDP101"]
 
 
 SOURCES = {

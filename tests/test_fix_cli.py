@@ -71,7 +71,8 @@ def test_stdin_fix_goes_to_stdout(cwd, capsys, monkeypatch):
 
 
 def test_unsafe_fix_needs_the_flag(cwd, capsys):
-    unsafe = SEED.replace("optimizer = torch.optim.SGD(model.parameters(), lr=0.1)", "optimizer = build_optimizer(cfg, model)")
+    unsafe = SEED.replace("optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+                          "optimizer = build_optimizer(cfg, model)\nscheduler = StepLR(optimizer, 1)")
     (cwd / "u.py").write_text(unsafe)
     code, out, _ = run(capsys, "--no-cache", "--fix", "u.py")
     assert (cwd / "u.py").read_text() == unsafe and code == 1

@@ -11,13 +11,14 @@ def message(source: str) -> str:
 
 
 def test_a_learning_rate_list_handed_to_a_factory_is_no_model():
-    text = message("def f(g, device):\n    lrs = [1e-3, 1e-4]\n    opt = build_optimizer(g, lrs)\n    g.to(device)\n")
+    text = message("def f(g, device):\n    lrs = [1e-3, 1e-4]\n    opt = build_optimizer(g, lrs)\n    g.to(device)\n"
+                   "    opt.step()\n")
     assert "`g`'s parameters" in text and "lrs" not in text
 
 
 def test_the_trainer_a_factory_is_called_on_is_no_model():
     text = message(
-        "class Loop:\n    def run(self, model):\n        self.trainer.init_optimizers(model)\n        model.cuda()\n"
+        "class Loop:\n    def run(self, model):\n        self.optimizers = self.trainer.init_optimizers(model)\n        model.cuda()\n"
     )
     assert "`model`'s parameters" in text and "self.trainer" not in text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -12,6 +12,7 @@ from .. import catalog as cat
 from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
+from .uses import optimizer_uses as find_optimizer_uses
 from .walker import HelperSummary, Origin, ScopeWalker
 
 
@@ -38,10 +39,18 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     # walked when a call asks for it is summarised then, by a walk of its own.
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
 
+    uses: List[FrozenSet[str]] = []
+
+    def optimizer_uses() -> FrozenSet[str]:
+        if not uses:
+            uses.append(find_optimizer_uses(module))
+        return uses[0]
+
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                              project, path)
         walker.calls = analysis.calls
+        walker.optimizer_uses = optimizer_uses
         return walker
 
     constructors = _LazyConstructors(classes, new_walker)

@@ -40,6 +40,7 @@ from .events import (
 )
 from .blocks import suites
 from .names import ImportTable, dotted_name, operands, target_elements
+from .uses import use_key
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
@@ -219,6 +220,8 @@ class ScopeWalker:
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
+        # The file's use keys of what it uses as optimizers (analysis/uses.py), computed on first need.
+        self.optimizer_uses: Optional[Callable[[], FrozenSet[str]]] = None
 
     # ----- entry points -------------------------------------------------------------------------
     def bind_parameters(self, function: cst.FunctionDef, is_method: bool,
@@ -1266,9 +1269,38 @@ class ScopeWalker:
             if receiver.holders or not self._builds_from_config(call, dotted):
                 return None
             receiver = _EMPTY  # a config or builder object, not the model
+        elif (cat.HOLDER_TERMINALS.get(terminal) != cat.FACTORY and not any(value.params for _, value in args)
+              and not self._used_as_optimizer(call)):
+            return None  # only its name says optimizer (`optim_context()`, `_test_optimizer()`)
         if any(value.holders for _, value in args) and self.catalog.is_managed(dotted):
             return None
         return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
+
+    def _used_as_optimizer(self, call: cst.Call) -> bool:
+        """Types from use: a call known by its name alone, handed no parameters, builds an optimizer
+        only when what it returns is used as one in this file (stepped, scheduled, handed on as
+        `optimizer=`; analysis/uses.py), or is returned for the callers to use, or is kept in an
+        attribute named for optimizers (`self.optimizers, ... = self.init_optimizers(model)`): an
+        attribute's uses may lie in other files, a local name's all lie here."""
+        if self.optimizer_uses is None:
+            return True
+        small = self._current_node
+        if isinstance(small, cst.Return):
+            return _is_part(call, small.value)
+        value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                   else [small.target] if isinstance(small, cst.AnnAssign) else [])
+        named = []
+        for target in targets:
+            if isinstance(value, cst.Tuple) and isinstance(target, (cst.Tuple, cst.List)):
+                named += [t.value for t, v in zip(target.elements, value.elements) if v.value is call]
+            elif value is call:
+                named += [t.value for t in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        used = self.optimizer_uses()
+        for key in filter(None, map(dotted_name, named)):
+            if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
+                return True
+        return _handed_as_optimizer(call, small)
 
     def _hands_optimizer(self, arg: cst.Arg) -> bool:
         """An argument that is an optimizer object: not a config entry naming one (`cfg.optimizer`),
@@ -1372,6 +1404,27 @@ class ScopeWalker:
 
 _ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
                          r"|discriminators?|polic(?:y|ies)")
+
+
+def _is_part(call: cst.Call, node: Optional[cst.BaseExpression]) -> bool:
+    """`return build_optimizer(model)` or `return build_optimizer(model), scheduler`."""
+    if node is call:
+        return True
+    return isinstance(node, (cst.Tuple, cst.List)) and any(e.value is call for e in node.elements)
+
+
+def _handed_as_optimizer(call: cst.Call, small: cst.CSTNode) -> bool:
+    """`Trainer(model, optimizer=build_optimizer(model))`: an argument given where an optimizer goes."""
+    keyword = re.compile(cat.OPTIMIZER_KEYWORD)
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.value is call and node.keyword is not None and keyword.match(node.keyword.value):
+                found.append(node)
+
+    small.visit(_Find())
+    return bool(found)
 
 
 def _qualifier(name: str) -> str:
