@@ -235,6 +235,10 @@ class _LazySummaries(_Lazy):
         walker, names = self._walk(name, method, self)
         return _summarize(name, walker, names)
 
+    def defines(self, name: str) -> bool:
+        """Whether the class itself defines this method (its own `to()` or `cuda()` is not torch's)."""
+        return name in self._methods
+
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""
         return self._inherited(name) if self._inherited is not None else None

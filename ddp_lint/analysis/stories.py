@@ -91,6 +91,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
+            if _callee_owns(holder, event):
+                continue  # one bug, one report: the function called here reports it
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
@@ -107,6 +109,20 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             stepped = next((s for s in known if s.method == "step"), None)
             story.steps.append(Step(event, state, stepped, tuple(current)))
     return story
+
+
+def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
+    """Whether the pair is a bug of the function called at the placement's site, reported there: the
+    call built the holder and made the placement itself (a constructor that builds its optimizer and
+    then moves its model), or this function was handed the optimizer and hands it on, with the
+    model, to the call that moves the model (`super().__init__(model, optimizer)`)."""
+    if placement.site.via is None:
+        return False
+    if holder.site.node is placement.site.node:
+        return True
+    call = placement.site.node
+    return bool(holder.arrives and holder.var and isinstance(call, cst.Call)
+                and any(dotted_name(arg.value) == holder.var for arg in call.args))
 
 
 def _placed_before(placements) -> List[Tuple[str, str, str]]:
@@ -189,6 +205,8 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not _runs_after(wrap.site, event.site, scope.init_calls):
                 continue
+            if event.site.via is not None and event.site.node is wrap.site.node:
+                continue  # both inside the function called here: it reports them
             if event.operation == "float":
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
             if event.kind == cat.MOVE and moved_before:

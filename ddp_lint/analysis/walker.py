@@ -1019,9 +1019,15 @@ class ScopeWalker:
                 if self.overwrite_flag and kind in (cat.MOVE, cat.CAST, cat.LAYOUT):
                     kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
                 site = self._site(call)
+                carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
                 for each in receiver.handles:
                     self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
-                                              carriers=tuple(h for h in receiver.holders if h.kind == cat.EMA)))
+                                              carriers=carriers))
+                # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`
+                whole = f"{dotted_name(call.func.value)}{label}"
+                for each in self._children(call.func.value, receiver, method):
+                    self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
+                                              carriers=carriers))
             return same
         if method in cat.HOME_METHODS and not call.args:
             site = self._site(call)
@@ -1030,6 +1036,27 @@ class ScopeWalker:
         if method in cat.SELF_RETURNING_METHODS:
             return same
         return None
+
+    def _children(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
+        """The modules kept in the receiver's attributes as separate objects (`self.G = Generator()`,
+        `self.model = model`): a module's move or cast moves its whole subtree, so `self.cuda()` in a
+        module's own method moves `self.G`. Plain tensors kept in attributes are not moved, and a class
+        that defines the method itself (a plain class's own `to()`) is not a module being moved."""
+        key = dotted_name(node)
+        if key is None or not receiver.handles:
+            return ()
+        defines = getattr(self.method_helpers, "defines", None)
+        if key == "self" and defines is not None and defines(method):
+            return ()
+        own = {h.obj for h in receiver.handles}
+        prefix = key + "."
+        children = []
+        for name, binding in self.env.items():
+            child = binding.handle
+            if (name.startswith(prefix) and child.obj not in own and binding.holder is None
+                    and child.obj not in self._data and child.obj not in self._leaves):
+                children.append(Handle(child.obj, child.sub, name))
+        return tuple(children)
 
     def _all_cpu(self, call: cst.Call, keyword: Optional[str] = None) -> bool:
         """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
