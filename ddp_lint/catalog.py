@@ -392,10 +392,11 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
     "prepare setup initialize prepare_model_and_optimizer setup_optimizers".split()
 )
 
-# What only an optimizer is used for: a call known by its name alone (`build_optimizer(model)`) builds
-# one only when the file uses its result so (analysis/uses.py). `zero_grad` is a module's too, but a
-# factory named for optimizers does not return a module that is zeroed.
-OPTIMIZER_USE_METHODS: FrozenSet[str] = frozenset({"step", "zero_grad", "add_param_group"})
+# What an optimizer is used for: a call or a parameter known as an optimizer by its name alone
+# (`build_optimizer(model)`, `def resume(model, optimizer)`) is one only when the file uses it so
+# (analysis/uses.py). `zero_grad` and `load_state_dict` are a module's too: they confirm a name that
+# already says optimizer, they never make an optimizer of anything else.
+OPTIMIZER_USE_METHODS: FrozenSet[str] = frozenset({"step", "zero_grad", "add_param_group", "load_state_dict"})
 OPTIMIZER_USE_ATTRIBUTES: FrozenSet[str] = frozenset({"param_groups"})
 # Keywords under which a call receives an optimizer (`get_scheduler(optimizer=opt)`, `Trainer(optimizers=...)`).
 OPTIMIZER_KEYWORD = r"^(?:optim|optimizer|optimizers|opt)$"

@@ -278,3 +278,27 @@ LOOPS = {
 def test_loops_run_to_a_fixed_point(name):
     source, expected = LOOPS[name]
     assert codes(H + source) == expected
+
+
+# Types from use on the callee side: a parameter named like an optimizer arrives built only when the
+# body does not call it (a factory) and the file uses it as one, keeps it in an attribute, or it is
+# annotated as one.
+@pytest.mark.parametrize("body, reported", [
+    ("    model.cuda()\n    optimizer.step()\n", True),
+    ("    model.cuda()\n    self_optimizer = optimizer\n", False),
+    ("    model.cuda()\n    return optimizer(model.parameters())\n", False),
+    ("    model.cuda()\n    print(optimizer)\n", False),
+])
+def test_a_parameter_named_optimizer_arrives_built_only_when_used_as_one(body, reported):
+    assert bool(codes(H + "def train(model, optimizer):\n" + body)) is reported
+
+
+def test_an_annotated_optimizer_parameter_arrives_built_whatever_the_body_does():
+    source = H + "def train(model, opt: torch.optim.Optimizer):\n    model.cuda()\n"
+    assert codes(source) == ["DDP101"]
+
+
+def test_a_parameter_kept_in_an_attribute_arrives_built():
+    # its uses may lie in the subclass or the training loop of another file
+    source = H + "class T:\n    def __init__(self, model, optimizer):\n        self.optimizer = optimizer\n        model.cuda()\n"
+    assert codes(source) == ["DDP101"]

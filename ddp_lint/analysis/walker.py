@@ -251,10 +251,15 @@ class ScopeWalker:
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
         optimizers, models = [], []
+        called, kept = _called_and_kept_names(function)
         for param, handle in bound:
             annotation = _plain_text(param.annotation.annotation) if param.annotation is not None else ""
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
             if cat.receives_optimizer(param.name.value, annotation, string_default):
+                if param.name.value in called:
+                    continue  # the body calls it: a factory (`optimizer(self.model.parameters())`), built later
+                if not annotation and param.name.value not in kept and not self._named_optimizer_is_used(param.name.value):
+                    continue  # only its name says optimizer, nothing in the file uses it as one, nor keeps it
                 optimizers.append((param.name.value, handle))
             elif cat.receives_model(param.name.value, annotation):
                 models.append(handle)
@@ -270,6 +275,11 @@ class ScopeWalker:
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
+
+    def _named_optimizer_is_used(self, name: str) -> bool:
+        """Types from use, on the callee side: a parameter known as an optimizer by its name alone is
+        one when the file uses that name (or the attribute it is kept in) as an optimizer."""
+        return self.optimizer_uses is None or use_key(name) in self.optimizer_uses()
 
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
         saved = self._chain
@@ -1431,6 +1441,27 @@ class ScopeWalker:
 
 _ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
                          r"|discriminators?|polic(?:y|ies)")
+
+
+def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The plain names a function's body calls (`optimizer(params)`: parameters used as factories),
+    and those it keeps in attributes (`self.optimizer = optimizer`: their uses may lie in other files,
+    in the methods of a subclass or in the training loop that reads the attribute)."""
+    called, kept = set(), set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name):
+                called.add(node.func.value)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Name) and any(
+                isinstance(t.target, (cst.Attribute, cst.Tuple)) for t in node.targets
+            ):
+                kept.add(node.value.value)
+
+    function.body.visit(_Names())
+    return frozenset(called), frozenset(kept)
 
 
 def _is_part(call: cst.Call, node: Optional[cst.BaseExpression]) -> bool:
