@@ -155,6 +155,13 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
             retarget = (next(iter(model_roots)), new_name)
     unsafe.extend(_holder_reasons(story, holder_statement, moved, between, anchor, anchor_binds, placement_statements,
                                   model_roots, holder_keys, target, retarget, line_of))
+    for index, statement in enumerate(body[index_h + 1 : index_a + 1], start=index_h + 1):
+        if statement is anchor or statement in placement_statements:
+            added = _maybe_added_attribute(statement, model_roots, body[:index])
+            if added is not None:
+                unsafe.append(f"line {line_of(statement)} sets `{added}`, which nothing before it reads: if the model "
+                              f"had no such attribute, this adds parameters, and the optimizer moved after it would "
+                              f"hold them too")
     after = line_of(anchor)
     what = "optimizer" if len(moved) == 1 else f"optimizer and {len(moved) - 1} dependent statement(s)"
     description = f"move the {what} after line {after}"
@@ -317,4 +324,26 @@ def _rebound_to_new_object(statement: cst.CSTNode, model_roots: Set[str]) -> Opt
         if dotted_name(value) in bound:
             continue  # the same module, placed
         return sorted(bound)[0]
+    return None
+
+
+def _maybe_added_attribute(statement: cst.CSTNode, model_roots: Set[str], earlier: Sequence[cst.CSTNode]) -> Optional[str]:
+    """`model.fc = nn.Linear(...)` replaces the parameters of an existing `fc` (the bug the fix mends)
+    only if `fc` existed: shown by a read of it before or in the value (`model.fc.in_features`).
+    Otherwise it may add a module, and moving the optimizer after it changes what it trains."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            continue
+        dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
+        if dotted is None or key_of(dotted) not in model_roots or key_of(dotted) == dotted:
+            continue
+        reads = safety.dotted_reads(list(earlier) + [value])
+        if not any(r == dotted or r.startswith(dotted + ".") for r in reads):
+            return dotted
     return None
