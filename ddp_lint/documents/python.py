@@ -3,6 +3,8 @@ encoded back the same way, with one-line errors. The program the engine reads is
 from __future__ import annotations
 
 import io
+import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -43,8 +45,21 @@ def decode(raw: bytes) -> SourceText:
     return SourceText(text, codec, bom, raw)
 
 
+def not_regular(mode: int) -> Optional[str]:
+    """What a file that is not a regular file is: reading a named pipe or a device may block forever
+    or never end, so such a file is never read."""
+    for test, what in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "not a file"
+
+
 def read_source(path: str) -> SourceText:
     try:
+        what = not_regular(os.stat(path).st_mode)
+        if what is not None:
+            raise InputError(f"not a regular file ({what}); ddp-lint reads only files")
         with open(path, "rb") as handle:
             raw = handle.read()
     except IsADirectoryError:
