@@ -316,7 +316,9 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
     stdout = sys.stdout
     for output in outputs:
         stdout.write(output)
-    report_stream = sys.stderr if outputs and mode == FIX else stdout
+    # `--diff` prints the diff alone on stdout, so it can be piped to `git apply` (as ruff does); the
+    # report of a stdin `--fix`, whose stdout is the fixed text, goes to stderr too.
+    report_stream = sys.stderr if mode == DIFF or (outputs and mode == FIX) else stdout
     if args.output_format == "json":
         print(json_format.render(result), file=report_stream)
     elif args.output_format == "sarif":
