@@ -157,6 +157,16 @@ def test_bad_usage_is_one_line_and_exit_code_2(capsys, tmp_path) -> None:
     assert capsys.readouterr().err.startswith("ddp-lint verify: error:")
 
 
+def test_a_value_that_is_not_a_number_is_named_without_argparse_internals(capsys, tmp_path) -> None:
+    script = tmp_path / "t.py"
+    script.write_text("pass\n")
+    for argv, words in ((["--nproc-per-node", "x", str(script)], "expected a whole number, got 'x'"),
+                        (["--timeout", "soon", str(script)], "expected a number of seconds, got 'soon'")):
+        assert cli.run_main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "_positive" not in err, err
+
+
 def test_help_exits_zero(capsys) -> None:
     assert cli.run_main(["--help"]) == 0
     assert "--nproc-per-node" in capsys.readouterr().out
