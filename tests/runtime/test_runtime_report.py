@@ -106,13 +106,36 @@ def test_verdicts() -> None:
     assert verdict_for(trains, _side(initial=_fp("a"), final=_fp("b")), 1, 20) == (
         "equivalent: bit-identical parameters after 20 steps", True)
     assert verdict_for(stale, None, 0, 4)[0] == (
-        "no fix applied (no automatic fix for these findings); original: optimizer stepped stale parameters, "
-        "model never changed")
+        "not verified: no fix applied (no automatic fix for these findings), so nothing was compared; original: "
+        "optimizer stepped stale parameters, model never changed")
     crashed = _side([_finding(0, None, code="DDP002", outcome="optimizer state does not match its parameters")],
                     exit_code=1, initial=_fp("a"), in_step={"optimizer": "Adam", "step": 1},
                     error="RuntimeError: expected dtype float")
     assert describe(crashed.report) == (
         "optimizer state does not match its parameters, crashed at step 1 (RuntimeError: expected dtype float)")
+
+
+def test_a_refused_fix_is_not_verified_says_why_and_exits_4() -> None:
+    # It used to exit 0 when the original happened to run clean: verify had compared nothing.
+    from ddp_lint.runtime.verify import NOT_VERIFIED_EXIT_CODE, VerifyResult
+
+    clean = _side(initial=_fp("a"), final=_fp("b"))
+    clean.static = [StaticFinding("DDP002", 7, "error", "", "the placement is in another method (`setup()`, line 9)")]
+    verdict, _ = verdict_for(clean, None, 0, 4)
+    assert verdict.startswith("not verified: no fix applied (no automatic fix for these findings: line 7: the "
+                              "placement is in another method (`setup()`, line 9)), so nothing was compared")
+    result = VerifyResult("t.py", 0, [], clean, None, verdict, False, 4)
+    assert result.exit_code == NOT_VERIFIED_EXIT_CODE == 4
+    nothing = _side(initial=_fp("a"), final=_fp("b"))
+    assert VerifyResult("t.py", 0, [], nothing, None, "", False, 4).exit_code == 0  # nothing to fix: as before
+
+
+def test_the_loss_table_counts_steps_from_0_as_scripts_log_them() -> None:
+    from ddp_lint.runtime.verify import VerifyResult, render_text as render_verify
+
+    side = _side(initial=_fp("a"), final=_fp("b"))
+    text = render_verify(VerifyResult("t.py", 1, [], side, side, "equivalent", True, 1))
+    assert "loss step 0 " in text and "loss step 1 " not in text
 
 
 def test_torchrun_command_uses_a_free_port_and_the_bootstrap_module() -> None:
