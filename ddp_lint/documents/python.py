@@ -12,7 +12,15 @@ from typing import Optional, Tuple
 
 class InputError(Exception):
     """A file that cannot be checked; the message is one line meant for the user (it may name a line
-    of the program with `lines.line_ref`, which the document renders)."""
+    of the program with `lines.line_ref`, which the document renders). A syntax error also carries
+    its program line and column and the parser's words (`detail`), for an editor to mark the spot."""
+
+    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None,
+                 detail: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.detail = detail
 
 
 @dataclass(frozen=True)
