@@ -44,6 +44,9 @@ LAZY, EAGER, ZERO, EMA, FACTORY = HolderKind
 MOVE, CAST, REPLACE, FSDP_ORIG, WRAP, LAYOUT, HOME = PlacementKind
 # Kinds that leave the parameters as they were: only the canonical-order (info) rules read them.
 CANONICAL_KINDS = frozenset({WRAP, LAYOUT})
+# Not a placement kind: what a rule reads that reads DDP-like wrappers (they register gradient hooks)
+# whatever their kind.
+SYNC_WRAPPER = "sync-wrapper"
 
 
 @dataclass(frozen=True)

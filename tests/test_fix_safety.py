@@ -475,3 +475,33 @@ def test_replacing_a_head_the_code_reads_first_keeps_the_fix_safe():
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         model.fc = torch.nn.Linear(model.fc.in_features, 3)
     """)
+
+
+# ----- which placements the optimizer must follow ----------------------------------------------------
+
+COMPILE_IN_ANOTHER_METHOD = """
+    import torch
+    class Trainer:
+        def __init__(self, model, device):
+            self.model = model
+            self.optimizer = torch.optim.Adagrad(self.model.parameters(), lr=0.1)
+            self.model.to(device)
+        def compile(self):
+            self.model = torch.compile(self.model)
+"""
+
+
+def test_torch_compile_elsewhere_is_not_a_placement_the_fix_must_follow_by_default():
+    # `torch.compile` keeps the parameters: only DDP201 (opt-in) asks for the optimizer after it.
+    source = textwrap.dedent(COMPILE_IN_ANOTHER_METHOD)
+    (finding,) = lint_source(source, "t.py", Settings())
+    assert finding.code == "DDP002" and finding.fix["available"] is True, finding.fix
+    fixed = fix_source(source, unsafe=True, settings=Settings()).source
+    assert fixed.index("self.model.to(device)") < fixed.index("self.optimizer = ")
+
+
+def test_torch_compile_elsewhere_still_refuses_the_fix_when_ddp201_is_selected():
+    with_wraps = Settings(Selection(select=("DDP0", "DDP1", "DDP201")))
+    findings = [f for f in lint_source(textwrap.dedent(COMPILE_IN_ANOTHER_METHOD), "t.py", with_wraps)
+                if f.code == "DDP002"]
+    assert findings[0].fix["available"] is False and "another method (`compile()`" in findings[0].fix["reason"]

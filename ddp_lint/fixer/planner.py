@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,9 +38,15 @@ class Refusal:
     reason: str
 
 
-def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int]) -> object:
+def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int],
+             followed: Optional[FrozenSet[str]] = None) -> object:
+    """`followed`: the placement kinds the selected rules read (None: all). A placement that keeps
+    the parameters and only a canonical-order rule reads (`torch.compile`, a memory-format change)
+    is not one the optimizer must follow unless that rule is selected: it is crossed where it lies
+    between, never a reason to move the optimizer into another method or block."""
     holder = story.holder
     placements = [step.placement for step in story.steps]
+    targets = [p for p in placements if _must_follow(p, followed)] or placements
     if holder.arrives:
         return Refusal(f"the callers of `{holder.arrives}` build the optimizer; place the model before they build "
                        f"it, or build the optimizer here after the placement")
@@ -48,9 +54,10 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
         # A holder that copies the model is built from the module, not the wrapper (a wrap does not touch
         # the copy): it moves after the last real placement, not after the wrap, which would hand it the wrapper.
         placements = [p for p in placements if p.kind not in cat.CANONICAL_KINDS] or placements
+        targets = placements
     if not placements:
         return Refusal("nothing to move after")
-    target = max(placements, key=lambda p: p.site.order)
+    target = max(targets, key=lambda p: p.site.order)
     if target.operation == cat.TENSOR_COPY:
         return Refusal(
             "an optimizer moved after the copy would hold a tensor that is not a leaf; create the tensor on "
@@ -228,6 +235,15 @@ def _rebinding_refusal(statement, clash, model_roots, placements, placement_stat
             )
         return None  # same-name rebinding of the model by its own placement: nothing to rename
     return Refusal(f"a moved statement reads `{sorted(clash)[0]}`, which line {line_of(statement)} rebinds")
+
+
+def _must_follow(placement: PlacementEvent, followed: Optional[FrozenSet[str]]) -> bool:
+    """Whether the optimizer must end up after this placement: any that changes the parameters, and a
+    canonical-order one (a wrap, a layout change) when a selected rule reads it (DDP201, DDP202, or
+    the sync-wrapper rules for DDP itself)."""
+    if followed is None or placement.kind not in cat.CANONICAL_KINDS:
+        return True
+    return placement.kind in followed or (placement.sync_wrapper and cat.SYNC_WRAPPER in followed)
 
 
 def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):
