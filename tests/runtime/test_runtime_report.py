@@ -190,6 +190,21 @@ def test_a_value_that_is_not_a_number_is_named_without_argparse_internals(capsys
         assert words in err and "_positive" not in err, err
 
 
+def test_a_rank_stopped_before_its_monitor_started_is_still_named_by_node_and_local_rank(tmp_path) -> None:
+    # Under load a rank can be stopped while importing torch, before its start record: the report
+    # named it "node 0/local ?" (a flaky multi-node test). Its file's first line says who it is.
+    from ddp_lint.runtime.job import NodeStatus
+    from ddp_lint.runtime.records import RankRecorder, read_records
+
+    for rank, local in ((2, 0), (3, 1)):
+        RankRecorder(str(tmp_path), rank, local).close()  # opened, then killed before the monitor ran
+    records = read_records(str(tmp_path))
+    report = build_report("/x/t.py", 4, _result(records, exit_code=1), 60,
+                          nodes=[NodeStatus(1, "host-b", sorted(records), 1)])
+    assert [report.rank_label(rank) for rank in (2, 3)] == ["rank 2 (node 1/local 0)", "rank 3 (node 1/local 1)"]
+    assert report.unfinished == [2, 3]
+
+
 def test_help_exits_zero(capsys) -> None:
     assert cli.run_main(["--help"]) == 0
     assert "--nproc-per-node" in capsys.readouterr().out
