@@ -505,3 +505,17 @@ def test_torch_compile_elsewhere_still_refuses_the_fix_when_ddp201_is_selected()
     findings = [f for f in lint_source(textwrap.dedent(COMPILE_IN_ANOTHER_METHOD), "t.py", with_wraps)
                 if f.code == "DDP002"]
     assert findings[0].fix["available"] is False and "another method (`compile()`" in findings[0].fix["reason"]
+
+
+def test_a_method_of_the_trainer_that_adds_a_head_to_the_model_makes_the_fix_unsafe():
+    _unsafe("""
+        import torch
+        class Trainer:
+            def __init__(self, model, device):
+                self.model = model
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                self.add_head()
+                self.model.to(device)
+            def add_head(self):
+                self.model.add_module("head", torch.nn.Linear(2, 2))
+    """, "`self.add_head()`", "`self.model`")

@@ -587,13 +587,20 @@ class Between:
             root = _root_name(node.func.value)
             if root in held and self._method_changes_parameters(node):
                 what = root
-        if what is None and (_changing_function(node) or self._function_changes_parameters(node, held)):
+        if what is None and (_changing_function(node) or self._function_changes_parameters(node)):
             given = [_root_name(arg.value) for arg in node.args if _plain_chain(arg.value)]
             what = next((root for root in given if root in held), None)
             if what is None and isinstance(node.func, cst.Name):
                 target = self.definitions.resolve(node.func.value, self.scope)
                 if target is not None and not isinstance(target, cst.ClassDef) and self._sees_locals(target):
                     what = next(iter(sorted(self.definitions.free_reads(target)[0] & held)), None)
+        callee = dotted_name(node.func)
+        if what is None and callee is not None and callee.startswith("self.") and callee.count(".") == 1:
+            # `self.setup_head()` in a trainer whose optimizer holds `self.model`: what the method does to it.
+            owner = self.definitions.class_of(self.scope)
+            method = self.definitions.methods.get(id(owner), {}).get(callee[5:]) if owner is not None else None
+            if method is not None and self.definitions.changes_parameters(method):
+                what = next(iter(sorted(self.definitions.free_reads(method)[1] & held)), None)
         if what is None:
             return None
         return unsafe(f"line {line} calls `{_code(node.func)}()`, which may add, remove or replace parameters of "
@@ -617,7 +624,7 @@ class Between:
         defined = self.definitions.methods_named(method)
         return not defined or any(self.definitions.changes_parameters(m) for m in defined)
 
-    def _function_changes_parameters(self, call: cst.Call, held: Set[str]) -> bool:
+    def _function_changes_parameters(self, call: cst.Call) -> bool:
         """A function of the module that changes the parameters of what it is given or reaches."""
         if not isinstance(call.func, cst.Name):
             return False
