@@ -158,10 +158,12 @@ class Cache:
                 del self.files[path]
                 self.dirty = True
 
-    def flush(self) -> None:
+    def flush(self) -> Optional[str]:
+        """Write the cache if it changed; the reason when it cannot be written (said once per run by
+        the caller, as ruff warns: the run is only slower next time)."""
         self.prune()
         if not self.dirty:
-            return
+            return None
         directory = os.path.dirname(self.path)
         try:
             os.makedirs(directory, exist_ok=True)
@@ -174,8 +176,9 @@ class Cache:
             except BaseException:
                 _remove(temporary)
                 raise
-        except OSError:
-            pass  # an unwritable cache folder (or a full disk) only costs speed
+        except OSError as exc:
+            return f"cannot write the cache in {directory}: {(exc.strerror or str(exc)).lower()}"
+        return None
 
 
 def _ensure_gitignore(path: str) -> None:

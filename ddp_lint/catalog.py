@@ -44,6 +44,9 @@ LAZY, EAGER, ZERO, EMA, FACTORY = HolderKind
 MOVE, CAST, REPLACE, FSDP_ORIG, WRAP, LAYOUT, HOME = PlacementKind
 # Kinds that leave the parameters as they were: only the canonical-order (info) rules read them.
 CANONICAL_KINDS = frozenset({WRAP, LAYOUT})
+# Not a placement kind: what a rule reads that reads DDP-like wrappers (they register gradient hooks)
+# whatever their kind.
+SYNC_WRAPPER = "sync-wrapper"
 
 
 @dataclass(frozen=True)
@@ -525,6 +528,27 @@ TENSOR_COPY = "tensor copy"  # the operation of such a `.to()`: a replacement no
 
 # Module methods that iterate over the module's submodules (the module itself among them).
 MODULE_ITERATORS: FrozenSet[str] = frozenset({"modules", "children", "named_modules", "named_children"})
+
+# Module methods that leave a module's set of parameter objects as it is: they read it, switch modes,
+# copy values into the same tensors or add hooks. Any other method called on a module an optimizer
+# holds may add, remove or replace parameters (`add_module`, `register_parameter`, a model's own
+# `grow()`), and a fix that moves the optimizer across it would hold a different set. The fix planner
+# reads this; the in-place tensor methods (`fill_`, `zero_`, ending in `_`) keep the objects too.
+PARAMETER_KEEPING_METHODS: FrozenSet[str] = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "children", "named_modules",
+    "named_children", "state_dict", "train", "eval", "zero_grad", "forward", "extra_repr", "get_submodule",
+    "get_parameter", "get_buffer", "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
+    "register_state_dict_pre_hook", "register_load_state_dict_post_hook", "numel", "size", "dim", "item",
+    "tolist", "detach", "clone", "cpu", "numpy", "data_ptr", "share_memory", "float", "double", "half", "bfloat16",
+    "to", "cuda", "type", "load_state_dict",
+})
+# Functions that may add, remove or replace parameters of the module they are given (a
+# parametrization whose `right_inverse` returns several tensors registers new ones); the replacing
+# placements (`weight_norm`) are placements above, reported as such.
+PARAMETER_CHANGING_FUNCTIONS: FrozenSet[str] = frozenset({
+    "setattr", "delattr", "register_parametrization", "remove_parametrizations",
+})
 
 # Container methods through which parameters flow into a list (`decay.append(p)`).
 COLLECTING_METHODS: FrozenSet[str] = frozenset({"append", "extend", "add", "insert", "update", "add_param_group"})

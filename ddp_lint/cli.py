@@ -230,6 +230,8 @@ def check(args: argparse.Namespace) -> int:
     result = RunResult(mode=mode, unsafe_fixes=args.unsafe_fixes)
     files, errors = Discovery(resolver).files(paths)
     result.errors.extend(errors)
+    if not files and not errors:
+        print("ddp-lint: warning: No Python files found under the given path(s)", file=sys.stderr)
     reports = _run(files, resolver, mode, args)
     outputs = []
     for report in reports:
@@ -290,7 +292,9 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
     if cache is not None:
         for report in fresh:
             cache.put(report, fingerprints[report.path])
-        cache.flush()
+        problem = cache.flush()
+        if problem is not None:
+            print(f"ddp-lint: warning: {problem} (results are not cached)", file=sys.stderr)
     return reports + fresh
 
 
@@ -316,7 +320,9 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
     stdout = sys.stdout
     for output in outputs:
         stdout.write(output)
-    report_stream = sys.stderr if outputs and mode == FIX else stdout
+    # `--diff` prints the diff alone on stdout, so it can be piped to `git apply` (as ruff does); the
+    # report of a stdin `--fix`, whose stdout is the fixed text, goes to stderr too.
+    report_stream = sys.stderr if mode == DIFF or (outputs and mode == FIX) else stdout
     if args.output_format == "json":
         print(json_format.render(result), file=report_stream)
     elif args.output_format == "sarif":

@@ -21,6 +21,7 @@ from .analysis.stories import holder_stories
 from .analysis.walker import placement_signature
 from .rules import RULES
 from .rules.base import RuleHit
+from .rules.table import kinds_read
 from .settings import Settings
 from .findings import Related
 from .documents.python import decode
@@ -161,6 +162,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, analysis, project)]
     if not hits:
         return []
+    followed = kinds_read(codes)  # the placements a fix must follow: those a selected rule reads
     findings = []
     seen = set()
     for hit in hits:
@@ -178,7 +180,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
             if r.elsewhere is not None:  # the statement inside another module's function that does it
                 other, line, column = r.elsewhere
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
-        plan = plan_fix(hit.story, module, line_of) if hit.story is not None else None
+        plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Diagnostic(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,

@@ -39,7 +39,8 @@ def syntax_tree(text: str) -> ast.Module:
     try:
         return ast.parse(text)
     except SyntaxError as exc:
-        raise InputError(f"syntax error at {line_ref(exc.lineno or 1)}, column {exc.offset or 1}: {exc.msg}") from None
+        raise InputError(f"syntax error at {line_ref(exc.lineno or 1)}, column {exc.offset or 1}: {exc.msg}",
+                         exc.lineno or 1, exc.offset or 1, exc.msg) from None
     except (RecursionError, MemoryError):
         raise InputError("file too deeply nested to parse (Python's own parser refuses it)") from None
     except ValueError as exc:  # NUL bytes and the like
@@ -57,7 +58,8 @@ def _libcst(text: str) -> cst.Module:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        raise InputError(f"syntax error at {line_ref(exc.raw_line)}, column {exc.raw_column + 1}: {first}") from None
+        raise InputError(f"syntax error at {line_ref(exc.raw_line)}, column {exc.raw_column + 1}: {first}",
+                         exc.raw_line, exc.raw_column + 1, first) from None
     except (RecursionError, MemoryError):
         raise InputError("file too deeply nested to parse") from None
 

@@ -11,6 +11,7 @@ out; it never raises for bad input (the error is in the report).
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -33,6 +34,17 @@ class FileReport:
     from_stdin: bool = False
     deps: Dict[str, str] = field(default_factory=dict)  # other project files the result read: path -> sha256
 
+
+
+def diff_path(path: str) -> str:
+    """The path a diff header names, as `git apply` accepts it (it refuses `a/./train.py`): relative to
+    the working folder and without `.` or `..` parts when the file is inside it, else absolute without
+    its leading slash (`a/tmp/x.py`, applied from the root)."""
+    absolute = os.path.abspath(path)
+    here = os.getcwd()
+    if absolute.startswith(here.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, here).replace(os.sep, "/")
+    return absolute.lstrip(os.sep).replace(os.sep, "/")
 
 def project_index(settings: Settings, root: str):
     """This process's index of the project the file belongs to (None when project analysis is off)."""
@@ -151,8 +163,8 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
     if mode == DIFF:
         report.diff = "".join(
             difflib.unified_diff(
-                document.source.text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{path}",
-                f"b/{path}",
+                document.source.text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                f"a/{diff_path(path)}", f"b/{diff_path(path)}",
             )
         )
     elif not write:

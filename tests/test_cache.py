@@ -162,3 +162,13 @@ def test_an_empty_gitignore_left_by_a_full_disk_is_rewritten(project, capsys):
     (project / "cache" / ".gitignore").write_text("")
     lint(capsys)
     assert (project / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_cache_that_cannot_be_written_is_said_once_on_stderr(project, capsys):
+    (project / "blocker").write_text("a file where the cache folder should go")
+    (project / "t.py").write_text(SEED)
+    code = main(["--cache-dir", "blocker/cache", "--output-format", "concise", "-j", "1", "s.py", "t.py"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out.count("DDP101") == 2  # the run itself is unaffected
+    warnings = [line for line in err.splitlines() if "cache" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("ddp-lint: warning: cannot write the cache in blocker/cache")

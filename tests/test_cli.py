@@ -216,3 +216,12 @@ def test_show_source_prints_the_offending_and_placement_lines(tree, capsys):
     assert "   5 | model.cuda()" in out
     _, piped, _ = run(capsys, "--no-cache", "b.py")
     assert " | " not in piped
+
+
+def test_a_folder_without_python_files_says_so_on_stderr(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no code here")
+    code, out, err = run(capsys, "--no-cache", "empty")
+    assert code == 0 and out.strip() == "All checks passed!"
+    assert err.strip() == "ddp-lint: warning: No Python files found under the given path(s)"

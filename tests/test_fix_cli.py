@@ -1,6 +1,7 @@
 """`--fix`, `--diff` and stdin: what lands, what is refused, and that files are never damaged."""
 import io
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -58,10 +59,10 @@ def test_exit_non_zero_on_fix(cwd, capsys):
 
 def test_diff_prints_and_writes_nothing(cwd, capsys):
     (cwd / "s.py").write_text(SEED)
-    code, out, _ = run(capsys, "--no-cache", "--diff", "s.py")
+    code, out, err = run(capsys, "--no-cache", "--diff", "s.py")
     assert (cwd / "s.py").read_text() == SEED
     assert code == 1 and out.startswith("--- a/s.py\n+++ b/s.py\n") and "+model.cuda()" in out
-    assert out.rstrip().endswith("(1 would be fixed, 0 would remain).")
+    assert err.rstrip().endswith("(1 would be fixed, 0 would remain).")
 
 
 def test_stdin_fix_goes_to_stdout(cwd, capsys, monkeypatch):
@@ -146,3 +147,25 @@ def test_syntax_error_file_is_not_written(cwd, capsys):
     (cwd / "b.py").write_text(bad)
     code, out, _ = run(capsys, "--no-cache", "--fix", "b.py")
     assert code == 2 and (cwd / "b.py").read_text() == bad
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("where", [".", "./", "sub/..", "ABSOLUTE"])
+def test_diff_of_a_folder_applies_with_git_and_stdout_holds_only_the_diff(cwd, capsys, where):
+    # `a/./train.py` made git refuse the patch (`invalid path`), and the findings followed the diff on stdout.
+    (cwd / "sub").mkdir()
+    (cwd / "train.py").write_text(SEED)
+    (cwd / "sub" / "other.py").write_text(SEED)
+    folder = str(cwd) if where == "ABSOLUTE" else where
+    code, out, err = run(capsys, "--no-cache", "--diff", folder)
+    assert code == 1
+    headers = [line for line in out.splitlines() if line.startswith(("--- ", "+++ "))]
+    assert headers == ["--- a/sub/other.py", "+++ b/sub/other.py", "--- a/train.py", "+++ b/train.py"]
+    assert all(line[:1] in "-+@ " for line in out.splitlines()), out  # nothing but the diff
+    assert "would be fixed" in err and "would be fixed" not in out
+    subprocess.run(["git", "init", "-q"], cwd=cwd, check=True)
+    patch = cwd / "fix.patch"
+    patch.write_text(out)
+    applied = subprocess.run(["git", "apply", "fix.patch"], cwd=cwd, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (cwd / "train.py").read_text() == FIXED and (cwd / "sub" / "other.py").read_text() == FIXED

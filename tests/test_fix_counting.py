@@ -99,8 +99,8 @@ def test_fix_summary_says_fixed_and_remaining(cwd, capsys):
 
 def test_diff_summary_says_what_would_be_fixed(cwd, capsys):
     (cwd / "t.py").write_text(THREE)
-    code, out, _ = run(capsys, "--diff", "t.py")
-    assert out.rstrip().endswith("Found 4 findings in 1 file (3 would be fixed, 1 would remain).")
+    code, out, err = run(capsys, "--diff", "t.py")
+    assert err.rstrip().endswith("Found 4 findings in 1 file (3 would be fixed, 1 would remain).")
     assert code == 1 and (cwd / "t.py").read_text() == THREE
 
 

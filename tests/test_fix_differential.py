@@ -6,7 +6,10 @@ error, the optimizer holds the model's live parameters, state matches them) it e
 bit-identical parameters. With `--unsafe-fixes` too, any new error must come from a fix labelled
 unsafe. Between the optimizer and its placement the generator puts what broke fixes once labelled
 safe: calls of functions and closures that read the optimizer, list mutations, `locals()`/`globals()`,
-reads of the optimizer, and checkpoint loads before an FSDP1 wrap. DDP and FSDP run at world size 1
+reads of the optimizer, checkpoint loads before an FSDP1 wrap, and statements that add, remove or
+replace the model's parameters (`add_module`, `register_parameter`, `setattr`, `del`, a
+parametrization, a helper that grows the model, `requires_grad_` under a filtered optimizer): a safe
+fix must leave the optimizer holding the same parameters, by count and by name. DDP and FSDP run at world size 1
 over gloo in this process.
 
 `DDP_LINT_DIFF_EXAMPLES=10000 pytest tests/test_fix_differential.py -s` is the soak mode (outside CI).
@@ -56,6 +59,17 @@ BETWEEN = [
     "text = repr(optimizer)",
     "shuffle(params)",
     "print_count = len(list(model.parameters()))",
+    # What changes the optimizer's parameter set when it is built later (a "safe" fix once did that).
+    "model.add_module('extra', torch.nn.Linear(1, 1))",
+    "model.register_parameter('extra_scale', torch.nn.Parameter(torch.ones(1)))",
+    "setattr(model, 'extra', torch.nn.Linear(1, 1))",
+    "model.extra_scale = torch.nn.Parameter(torch.ones(1))",
+    "model.append(torch.nn.Linear(1, 1))",
+    "del model[2]",
+    "model[0].requires_grad_(False)",
+    "torch.nn.utils.parametrize.register_parametrization(model[0], 'weight', torch.nn.Identity())",
+    "def grow(m):\n    m.add_module('extra', torch.nn.Linear(1, 1))\ngrow(model)",
+    "for layer in model.modules():\n    layer.register_parameter('extra_bias', torch.nn.Parameter(torch.zeros(1)))",
 ]
 DEPENDANTS = ["scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)",
               "optimizer.load_state_dict(saved)"]
@@ -76,7 +90,8 @@ def programs(draw):
     lines = ["torch.manual_seed(0)", "scale = 1.0",
              "model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))",
              "params = list(model.parameters())"]
-    source = draw(st.sampled_from(["model.parameters()", "params"]))
+    source = draw(st.sampled_from(["model.parameters()", "params",
+                                   "[p for p in model.parameters() if p.requires_grad]"]))
     lines.append("optimizer = " + draw(st.sampled_from(OPTIMIZERS)).format(p=source))
     lines += draw(st.lists(st.sampled_from(DEPENDANTS), max_size=2, unique=True))
     lines += draw(st.lists(st.sampled_from(PLACEMENTS + OTHER + BETWEEN), min_size=1, max_size=4))
@@ -112,7 +127,7 @@ def _run(source):
     except Exception as exc:  # the program's own failure is the observation, and where it happened
         where = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == "<generated>"]
         line = source.splitlines()[where[-1] - 1].strip() if where else ""
-        return (type(exc).__name__, line), None, False
+        return (type(exc).__name__, line), None, False, None
     model = namespace["model"]
     module = model if isinstance(model, FSDP) else getattr(model, "module", model)
     params = [p.detach().clone() for p in module.parameters()]
@@ -124,7 +139,10 @@ def _run(source):
         for value in optimizer.state.get(p, {}).values():
             if torch.is_tensor(value) and value.dim() > 0 and (value.dtype != p.dtype or value.device != p.device):
                 correct = False
-    return None, params, correct
+    # What the optimizer holds: how many tensors, and, when all are the model's own, which by name.
+    names = {id(p): name for name, p in module.named_parameters()}
+    holds = (len(held), tuple(sorted(names[id(p)] for p in held)) if all(id(p) in names for p in held) else None)
+    return None, params, correct, holds
 
 
 SAVED = None
@@ -145,7 +163,7 @@ def process_group():
     dist.destroy_process_group()
 
 
-COUNT = {"programs": 0, "safe_fixed": 0, "compared": 0, "unsafe_only": 0, "unsafe_new_error": 0}
+COUNT = {"programs": 0, "safe_fixed": 0, "compared": 0, "holds_compared": 0, "unsafe_only": 0, "unsafe_new_error": 0}
 
 
 def _moved_lines(before, after):
@@ -169,10 +187,14 @@ def test_safe_fixes_keep_behaviour_and_new_errors_come_only_from_unsafe_ones(sou
     safe = fix_source(source, unsafe=False, settings=ALL).source
     unsafe = fix_source(source, unsafe=True, settings=ALL).source
     COUNT["programs"] += 1
-    error, params, correct = _run(source)
+    error, params, correct, holds = _run(source)
     if safe != source:
         COUNT["safe_fixed"] += 1
-        safe_error, safe_params, _ = _run(safe)
+        safe_error, safe_params, _, safe_holds = _run(safe)
+        if error is None and safe_error is None and "FSDP" not in source:  # FSDP1 flattens what it holds
+            COUNT["holds_compared"] += 1
+            assert holds[0] == safe_holds[0] and (holds[1] is None or holds[1] == safe_holds[1]), \
+                f"a safe fix changed what the optimizer holds: {holds} -> {safe_holds}\n{source}\n---\n{safe}"
         if safe_error is not None:
             assert error is not None, f"a safe fix raised {safe_error}; the original ran\n{source}\n---\n{safe}"
             if error[1] not in _moved_lines(source, safe):
@@ -183,7 +205,7 @@ def test_safe_fixes_keep_behaviour_and_new_errors_come_only_from_unsafe_ones(sou
             assert _same(params, safe_params), f"a safe fix changed what the program trains\n{source}\n---\n{safe}"
     if unsafe != safe:
         COUNT["unsafe_only"] += 1
-        unsafe_error, _, _ = _run(unsafe)
+        unsafe_error, _, _, _ = _run(unsafe)
         if unsafe_error is not None and (error is None or unsafe_error[0] != error[0]):
             COUNT["unsafe_new_error"] += 1  # allowed: that is what the label says
 
@@ -193,4 +215,5 @@ def test_the_differential_run_really_compared_programs():
     print(COUNT)
     assert COUNT["programs"] >= min(EXAMPLES, 200) * 0.9, COUNT
     assert COUNT["safe_fixed"] >= COUNT["programs"] // 10 and COUNT["compared"] >= 10, COUNT
+    assert COUNT["holds_compared"] >= 10, COUNT
     assert COUNT["unsafe_only"] >= 1, COUNT

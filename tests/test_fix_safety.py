@@ -370,3 +370,152 @@ def test_reason_in_text_json_and_sarif(tmp_path, capsys, source, words):
     if "unsafe" in words:
         assert words.split(": ", 1)[1] in result["fixes"][0]["description"]["text"]
         assert result["fixes"][0]["properties"]["applicability"] == "unsafe"
+
+
+# ----- what the optimizer would hold: statements between that change the model's parameters --------
+
+@pytest.mark.parametrize("line, words", [
+    ('model.add_module("extra", torch.nn.Linear(2, 2))', ["line 5 calls `model.add_module()`"]),
+    ('model.register_module("extra", torch.nn.Linear(2, 2))', ["`model.register_module()`"]),
+    ('model.register_parameter("scale", torch.nn.Parameter(torch.ones(1)))', ["`model.register_parameter()`"]),
+    ('model[0].register_parameter("scale", torch.nn.Parameter(torch.ones(1)))', ["`model[0].register_parameter()`"]),
+    ('setattr(model, "extra", torch.nn.Linear(2, 2))', ["`setattr()`", "`model`"]),
+    ('delattr(model, "extra")', ["`delattr()`"]),
+    ('torch.nn.utils.parametrize.register_parametrization(model[0], "weight", Sym())', ["register_parametrization"]),
+    ("del model.extra", ["line 5 deletes `model.extra`"]),
+    ("del model[0]", ["line 5 deletes `model[0]`"]),
+    ("model.grow()", ["`model.grow()`", "add, remove or replace parameters"]),
+    ("model.load_state_dict(state, strict=False, assign=flag)", ["`model.load_state_dict()`"]),
+    ('for m in model.modules():\n    m.register_parameter("scale", None)', ["`m.register_parameter()`"]),
+    ('def grow(m):\n    m.add_module("extra", torch.nn.Linear(2, 2))\ngrow(model)', ["`grow()`", "parameters"]),
+    ('def grow():\n    model.add_module("extra", torch.nn.Linear(2, 2))\ngrow()', ["`grow()`", "parameters"]),
+])
+def test_changing_the_models_parameters_between_makes_the_fix_unsafe(line, words):
+    # The moved optimizer would hold the parameters added, and miss those removed or replaced.
+    _unsafe("""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        {line}
+        model.double()
+    """.replace("{line}", textwrap.indent(line, " " * 8).lstrip()), "parameters", *words)
+
+
+def test_a_method_of_a_class_in_the_file_that_changes_no_parameter_keeps_the_fix_safe():
+    _safe("""
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+                self.calls = 0
+            def summary(self):
+                return sum(p.numel() for p in self.parameters())
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        n = model.summary()
+        model.double()
+    """)
+
+
+def test_a_method_of_a_class_in_the_file_that_adds_a_module_makes_the_fix_unsafe():
+    _unsafe("""
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+            def grow(self):
+                self.head = torch.nn.Linear(2, 2)
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.grow()
+        model.double()
+    """, "`model.grow()`", "parameters")
+
+
+@pytest.mark.parametrize("line", ["model.train()", "model.eval()", "model.zero_grad()", "model.load_state_dict(state)",
+                                  "model[0].weight.data.fill_(0.5)", "torch.nn.init.zeros_(model[0].bias)",
+                                  "handle = model.register_forward_hook(hook)", "out = model(x)"])
+def test_module_methods_that_keep_the_parameters_keep_the_fix_safe(line):
+    _safe(f"""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        {line}
+        model.double()
+    """)
+
+
+def test_requires_grad_switch_on_the_model_is_unsafe_when_the_optimizer_filters_on_it():
+    _unsafe("""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+        model[0].requires_grad_(False)
+        model.double()
+    """, "require grad")
+
+
+def test_setting_an_attribute_nothing_shows_existed_makes_the_fix_unsafe():
+    # `model.extra = Parameter(...)` may add a parameter rather than replace one: the optimizer moved
+    # after it would train one more tensor than the program did.
+    _unsafe("""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.extra = torch.nn.Parameter(torch.ones(1))
+    """, "line 5 sets `model.extra`", "parameters")
+
+
+def test_replacing_a_head_the_code_reads_first_keeps_the_fix_safe():
+    _safe("""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.fc = torch.nn.Linear(model.fc.in_features, 3)
+    """)
+
+
+# ----- which placements the optimizer must follow ----------------------------------------------------
+
+COMPILE_IN_ANOTHER_METHOD = """
+    import torch
+    class Trainer:
+        def __init__(self, model, device):
+            self.model = model
+            self.optimizer = torch.optim.Adagrad(self.model.parameters(), lr=0.1)
+            self.model.to(device)
+        def compile(self):
+            self.model = torch.compile(self.model)
+"""
+
+
+def test_torch_compile_elsewhere_is_not_a_placement_the_fix_must_follow_by_default():
+    # `torch.compile` keeps the parameters: only DDP201 (opt-in) asks for the optimizer after it.
+    source = textwrap.dedent(COMPILE_IN_ANOTHER_METHOD)
+    (finding,) = lint_source(source, "t.py", Settings())
+    assert finding.code == "DDP002" and finding.fix["available"] is True, finding.fix
+    fixed = fix_source(source, unsafe=True, settings=Settings()).source
+    assert fixed.index("self.model.to(device)") < fixed.index("self.optimizer = ")
+
+
+def test_torch_compile_elsewhere_still_refuses_the_fix_when_ddp201_is_selected():
+    with_wraps = Settings(Selection(select=("DDP0", "DDP1", "DDP201")))
+    findings = [f for f in lint_source(textwrap.dedent(COMPILE_IN_ANOTHER_METHOD), "t.py", with_wraps)
+                if f.code == "DDP002"]
+    assert findings[0].fix["available"] is False and "another method (`compile()`" in findings[0].fix["reason"]
+
+
+def test_a_method_of_the_trainer_that_adds_a_head_to_the_model_makes_the_fix_unsafe():
+    _unsafe("""
+        import torch
+        class Trainer:
+            def __init__(self, model, device):
+                self.model = model
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                self.add_head()
+                self.model.to(device)
+            def add_head(self):
+                self.model.add_module("head", torch.nn.Linear(2, 2))
+    """, "`self.add_head()`", "`self.model`")

@@ -231,3 +231,35 @@ def test_a_folder_named_explicitly_is_walked_even_when_excluded_or_ignored(cwd, 
     assert paths == ["_work/pkg/a.py"]  # inside it, `build` is still excluded
     _, paths, _ = checked(capsys, "build")
     assert paths == ["build/lib/c.py"]
+
+
+# ----- files that are not regular files ---------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_a_named_pipe_in_a_folder_is_skipped_and_never_read(cwd):
+    os.mkfifo(cwd / "pipe.py")  # reading it would block forever: nobody writes to it
+    write(cwd / "a.py")
+    done = subprocess.run([sys.executable, "-m", "ddp_lint.cli", "--no-cache", "-j", "1", "--output-format", "concise", "."],
+                          capture_output=True, text=True, cwd=cwd, timeout=30)
+    assert done.returncode == 1, done.stderr
+    assert "a.py:3:1: DDP101" in done.stdout and "pipe.py" not in done.stdout + done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_a_named_pipe_named_on_the_command_line_is_one_line_and_exit_2(cwd):
+    os.mkfifo(cwd / "pipe.py")
+    write(cwd / "a.py")
+    done = subprocess.run([sys.executable, "-m", "ddp_lint.cli", "--no-cache", "-j", "1", "--output-format", "concise",
+                           "pipe.py", "a.py"], capture_output=True, text=True, cwd=cwd, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert "a.py:3:1: DDP101" in done.stdout
+    assert [line for line in done.stdout.splitlines() if "pipe.py" in line] == \
+        ["pipe.py: error: not a regular file (a named pipe); ddp-lint reads only files"]
+
+
+def test_read_source_refuses_what_is_not_a_regular_file(tmp_path):
+    from ddp_lint.documents.python import InputError, read_source
+
+    with pytest.raises(InputError, match="not a regular file"):
+        read_source("/dev/null")

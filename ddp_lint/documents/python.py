@@ -3,6 +3,8 @@ encoded back the same way, with one-line errors. The program the engine reads is
 from __future__ import annotations
 
 import io
+import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -10,7 +12,15 @@ from typing import Optional, Tuple
 
 class InputError(Exception):
     """A file that cannot be checked; the message is one line meant for the user (it may name a line
-    of the program with `lines.line_ref`, which the document renders)."""
+    of the program with `lines.line_ref`, which the document renders). A syntax error also carries
+    its program line and column and the parser's words (`detail`), for an editor to mark the spot."""
+
+    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None,
+                 detail: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -43,8 +53,21 @@ def decode(raw: bytes) -> SourceText:
     return SourceText(text, codec, bom, raw)
 
 
+def not_regular(mode: int) -> Optional[str]:
+    """What a file that is not a regular file is: reading a named pipe or a device may block forever
+    or never end, so such a file is never read."""
+    for test, what in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "not a file"
+
+
 def read_source(path: str) -> SourceText:
     try:
+        what = not_regular(os.stat(path).st_mode)
+        if what is not None:
+            raise InputError(f"not a regular file ({what}); ddp-lint reads only files")
         with open(path, "rb") as handle:
             raw = handle.read()
     except IsADirectoryError:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,9 +38,15 @@ class Refusal:
     reason: str
 
 
-def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int]) -> object:
+def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int],
+             followed: Optional[FrozenSet[str]] = None) -> object:
+    """`followed`: the placement kinds the selected rules read (None: all). A placement that keeps
+    the parameters and only a canonical-order rule reads (`torch.compile`, a memory-format change)
+    is not one the optimizer must follow unless that rule is selected: it is crossed where it lies
+    between, never a reason to move the optimizer into another method or block."""
     holder = story.holder
     placements = [step.placement for step in story.steps]
+    targets = [p for p in placements if _must_follow(p, followed)] or placements
     if holder.arrives:
         return Refusal(f"the callers of `{holder.arrives}` build the optimizer; place the model before they build "
                        f"it, or build the optimizer here after the placement")
@@ -48,9 +54,10 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
         # A holder that copies the model is built from the module, not the wrapper (a wrap does not touch
         # the copy): it moves after the last real placement, not after the wrap, which would hand it the wrapper.
         placements = [p for p in placements if p.kind not in cat.CANONICAL_KINDS] or placements
+        targets = placements
     if not placements:
         return Refusal("nothing to move after")
-    target = max(placements, key=lambda p: p.site.order)
+    target = max(targets, key=lambda p: p.site.order)
     if target.operation == cat.TENSOR_COPY:
         return Refusal(
             "an optimizer moved after the copy would hold a tensor that is not a leaf; create the tensor on "
@@ -155,6 +162,13 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
             retarget = (next(iter(model_roots)), new_name)
     unsafe.extend(_holder_reasons(story, holder_statement, moved, between, anchor, anchor_binds, placement_statements,
                                   model_roots, holder_keys, target, retarget, line_of))
+    for index, statement in enumerate(body[index_h + 1 : index_a + 1], start=index_h + 1):
+        if statement is anchor or statement in placement_statements:
+            added = _maybe_added_attribute(statement, model_roots, body[:index])
+            if added is not None:
+                unsafe.append(f"line {line_of(statement)} sets `{added}`, which nothing before it reads: if the model "
+                              f"had no such attribute, this adds parameters, and the optimizer moved after it would "
+                              f"hold them too")
     after = line_of(anchor)
     what = "optimizer" if len(moved) == 1 else f"optimizer and {len(moved) - 1} dependent statement(s)"
     description = f"move the {what} after line {after}"
@@ -221,6 +235,15 @@ def _rebinding_refusal(statement, clash, model_roots, placements, placement_stat
             )
         return None  # same-name rebinding of the model by its own placement: nothing to rename
     return Refusal(f"a moved statement reads `{sorted(clash)[0]}`, which line {line_of(statement)} rebinds")
+
+
+def _must_follow(placement: PlacementEvent, followed: Optional[FrozenSet[str]]) -> bool:
+    """Whether the optimizer must end up after this placement: any that changes the parameters, and a
+    canonical-order one (a wrap, a layout change) when a selected rule reads it (DDP201, DDP202, or
+    the sync-wrapper rules for DDP itself)."""
+    if followed is None or placement.kind not in cat.CANONICAL_KINDS:
+        return True
+    return placement.kind in followed or (placement.sync_wrapper and cat.SYNC_WRAPPER in followed)
 
 
 def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):
@@ -317,4 +340,26 @@ def _rebound_to_new_object(statement: cst.CSTNode, model_roots: Set[str]) -> Opt
         if dotted_name(value) in bound:
             continue  # the same module, placed
         return sorted(bound)[0]
+    return None
+
+
+def _maybe_added_attribute(statement: cst.CSTNode, model_roots: Set[str], earlier: Sequence[cst.CSTNode]) -> Optional[str]:
+    """`model.fc = nn.Linear(...)` replaces the parameters of an existing `fc` (the bug the fix mends)
+    only if `fc` existed: shown by a read of it before or in the value (`model.fc.in_features`).
+    Otherwise it may add a module, and moving the optimizer after it changes what it trains."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            continue
+        dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
+        if dotted is None or key_of(dotted) not in model_roots or key_of(dotted) == dotted:
+            continue
+        reads = safety.dotted_reads(list(earlier) + [value])
+        if not any(r == dotted or r.startswith(dotted + ".") for r in reads):
+            return dotted
     return None

@@ -72,6 +72,7 @@ class Definitions:
         self._collect(root.body, root)
         self.imported = imported_names(root)  # modules and their names: never a container the optimizer reads
         self._reads: Dict[int, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
+        self._changes: Dict[Tuple[int, bool], bool] = {}
 
     def _collect(self, body: Iterable[cst.CSTNode], scope: cst.CSTNode) -> None:
         table = self.functions.setdefault(id(scope), {})
@@ -153,6 +154,50 @@ class Definitions:
         result = frozenset(names), frozenset(attributes)
         self._reads[id(function)] = result
         return result
+
+    def methods_named(self, name: str) -> List[cst.FunctionDef]:
+        """Every method of that name in the module's classes: what `model.name()` may run when the
+        model's class is one of them."""
+        return [methods[name] for methods in self.methods.values() if name in methods]
+
+    def changes_parameters(self, function: cst.CSTNode, constructing: bool = False) -> bool:
+        """Whether a function of the module may add, remove or replace parameters of a module it is
+        given or reaches (`m.add_module(...)`, `self.head = nn.Linear(...)`, `del m.fc`,
+        `self.blocks.append(...)`), itself or through the module's functions and methods it calls.
+        `constructing`: the function is a constructor, whose `self` is a new object, not one given."""
+        return self._changes_of(function, constructing, set())
+
+    def _changes_of(self, function: cst.CSTNode, constructing: bool, visiting: Set[Tuple[int, bool]]) -> bool:
+        key = (id(function), constructing)
+        if key in self._changes:
+            return self._changes[key]
+        if key in visiting or isinstance(function, cst.ClassDef):
+            return False
+        visiting.add(key)
+        given = _parameters(function) - ({"self"} if constructing else set())
+        local = _local_binds(function) - given | ({"self"} if constructing else set())
+        found = False
+        owner = self.class_of(function)
+        for node in _walk(function.body):
+            if _changes_given_module(node, local):
+                found = True
+                break
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                target = self.resolve(node.func.value, function)
+                builds = isinstance(target, cst.ClassDef)
+                if builds:
+                    target = self.methods.get(id(target), {}).get("__init__")
+                if target is not None and target is not function and self._changes_of(target, builds, visiting):
+                    found = True
+                    break
+            callee = dotted_name(node.func) if isinstance(node, cst.Call) else None
+            if callee is not None and callee.startswith("self.") and callee.count(".") == 1 and owner is not None:
+                target = self.methods.get(id(owner), {}).get(callee.split(".")[1])
+                if target is not None and self._changes_of(target, constructing, visiting):
+                    found = True
+                    break
+        self._changes[key] = found
+        return found
 
     def mutates(self, function: cst.CSTNode) -> Set[str]:
         """Names a function changes in place (`x.append(...)`, `x[i] = ...`, `del x[i]`): its
@@ -282,6 +327,64 @@ def _mutated(node: cst.CSTNode) -> Set[str]:
     return found
 
 
+def _changes_given_module(node: cst.CSTNode, local: Set[str]) -> bool:
+    """Whether this node of a followed function may change the parameters of a module the function
+    was given or reaches; names bound only inside it (`out.append(x)`) are its own lists."""
+    if isinstance(node, cst.Call):
+        if _changing_function(node):
+            return True
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method in _REGISTERING_METHODS or (method == "load_state_dict" and _assigns(node)):
+                return True
+            if method in _MUTATORS and isinstance(node.func.value, (cst.Attribute, cst.Subscript)):
+                return _root_name(node.func.value) not in local  # `self.blocks.append(...)`: maybe a ModuleList
+        return False
+    targets: List[cst.CSTNode] = []
+    if isinstance(node, cst.Assign) and not _is_constant(node.value):
+        targets = [element for t in node.targets for element in target_elements(t.target)]
+    elif isinstance(node, cst.AnnAssign) and node.value is not None and not _is_constant(node.value):
+        targets = list(target_elements(node.target))
+    elif isinstance(node, cst.Del):
+        targets = list(target_elements(node.target))
+    for element in targets:
+        if isinstance(element, cst.Attribute) and element.attr.value in _VALUE_FIELDS:
+            continue  # `m.weight.data = t` changes values, not which tensors are parameters
+        if isinstance(element, (cst.Attribute, cst.Subscript)) and isinstance(element.value, (cst.Name, cst.Attribute)):
+            root = _root_name(element.value)
+            if root is not None and root.split(".")[0] not in local:
+                return True
+    return False
+
+
+def _changing_function(call: cst.Call) -> bool:
+    """`setattr(m, ...)`, `delattr(m, ...)`, `parametrize.register_parametrization(m, ...)`: a cataloged
+    function that changes the parameters of the module it is given."""
+    terminal = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
+    if terminal in ("setattr", "delattr"):
+        return isinstance(call.func, cst.Name)  # the builtins, not some object's method of that name
+    return terminal in cat.PARAMETER_CHANGING_FUNCTIONS
+
+
+_VALUE_FIELDS = frozenset({"data", "grad", "requires_grad"})
+# Methods that register a new submodule or parameter on the module they are called on.
+_REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_parameter"})
+
+
+def _assigns(call: cst.Call) -> bool:
+    """`load_state_dict(..., assign=...)` with anything but a literal False: it may swap in new tensors."""
+    return any(arg.keyword is not None and arg.keyword.value == "assign"
+               and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")) for arg in call.args)
+
+
+def _is_constant(value: cst.CSTNode) -> bool:
+    """A literal: it cannot be a module or a parameter (`self.calls = 0`)."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                          cst.FormattedString, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation)):
+        return True
+    return isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+
+
 def _changed_part(node: cst.CSTNode) -> Optional[str]:
     dotted = dotted_name(node)
     if dotted is not None and "." in dotted:
@@ -324,6 +427,17 @@ def _root_name(node: cst.CSTNode) -> Optional[str]:
     return key_of(dotted) if dotted is not None else None
 
 
+def _plain_chain(node: cst.CSTNode) -> bool:
+    """A name, or attributes and subscripts of one (`model.blocks[0]`), with no call in between."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def _callee_text(call: cst.Call) -> str:
     return dotted_name(call.func) or cst.Module(body=[]).code_for_node(call.func)
 
@@ -337,6 +451,7 @@ class Between:
         self.imported = imported
         self.line_of = line_of
         self.aliases: Dict[str, str] = {}  # a name bound in between to part of a container -> the container
+        self.module_aliases: Set[str] = set()  # names bound in between to a held module or one inside it
 
     def check(self, statement: cst.CSTNode, moving: Set[str], reads: Set[str], exact_reads: Set[str],
               models: Set[str], filters_requires_grad: bool, is_placement: bool) -> Optional[Finding]:
@@ -349,7 +464,15 @@ class Between:
         attributes = {m for m in moving if m.startswith("self.")}
         found: List[Finding] = []
         self._note_aliases(statement, containers)  # first: `for g in groups: g["lr"] = 0` is one statement
+        self._note_module_aliases(statement, models)
+        held = models | self.module_aliases
         for node in _walk(statement, into_definitions=False):
+            # A placement changes the model by design; a parametrization on the same line may still
+            # register new parameters (a `right_inverse` that returns several tensors).
+            if not is_placement or (isinstance(node, cst.Call) and _changing_function(node)):
+                change = self._parameter_change(node, line, held)
+                if change is not None:
+                    found.append(change)
             if isinstance(node, cst.Call):
                 found.extend(self._call(node, line, plain, attributes, containers, models, filters_requires_grad,
                                         is_placement))
@@ -447,6 +570,89 @@ class Between:
             found.append(unsafe(f"line {line} calls `{callee or method}()`, which may change which parameters require "
                                 f"grad, and the optimizer keeps only those that do"))
         return found
+
+    def _parameter_change(self, node: cst.CSTNode, line: int, held: Set[str]) -> Optional[Finding]:
+        """A statement between that may add, remove or replace parameters of a module the optimizer
+        holds: the moved optimizer, built on `model.parameters()` after it, would hold a different set."""
+        if isinstance(node, cst.Del):
+            for element in target_elements(node.target):
+                if isinstance(element, (cst.Attribute, cst.Subscript)) and _root_name(element) in held:
+                    return unsafe(f"line {line} deletes `{_code(element)}`, which may remove parameters that the "
+                                  f"optimizer holds where it is now and would not hold after the move")
+            return None
+        if not isinstance(node, cst.Call):
+            return None
+        what = None
+        if isinstance(node.func, cst.Attribute) and _plain_chain(node.func.value):
+            root = _root_name(node.func.value)
+            if root in held and self._method_changes_parameters(node):
+                what = root
+        if what is None and (_changing_function(node) or self._function_changes_parameters(node)):
+            given = [_root_name(arg.value) for arg in node.args if _plain_chain(arg.value)]
+            what = next((root for root in given if root in held), None)
+            if what is None and isinstance(node.func, cst.Name):
+                target = self.definitions.resolve(node.func.value, self.scope)
+                if target is not None and not isinstance(target, cst.ClassDef) and self._sees_locals(target):
+                    what = next(iter(sorted(self.definitions.free_reads(target)[0] & held)), None)
+        callee = dotted_name(node.func)
+        if what is None and callee is not None and callee.startswith("self.") and callee.count(".") == 1:
+            # `self.setup_head()` in a trainer whose optimizer holds `self.model`: what the method does to it.
+            owner = self.definitions.class_of(self.scope)
+            method = self.definitions.methods.get(id(owner), {}).get(callee[5:]) if owner is not None else None
+            if method is not None and self.definitions.changes_parameters(method):
+                what = next(iter(sorted(self.definitions.free_reads(method)[1] & held)), None)
+        if what is None:
+            return None
+        return unsafe(f"line {line} calls `{_code(node.func)}()`, which may add, remove or replace parameters of "
+                      f"`{what}`: the optimizer moved after it would hold a different set of parameters")
+
+    def _method_changes_parameters(self, call: cst.Call) -> bool:
+        """`model.method(...)`: the catalog's methods that keep the parameters and in-place tensor
+        methods keep them; a method that the module's classes define is followed; any other may not."""
+        method = call.func.attr.value
+        if method == "load_state_dict":
+            return _assigns(call)
+        if method in cat.PARAMETER_KEEPING_METHODS or (method.endswith("_") and not method.startswith("_")):
+            return False
+        if method in _REGISTERING_METHODS:
+            return True
+        if method == "apply" and call.args:
+            function = call.args[0].value
+            if isinstance(function, cst.Name):
+                function = self.definitions.resolve(function.value, self.scope)
+            return not isinstance(function, (cst.FunctionDef, cst.Lambda)) or self.definitions.changes_parameters(function)
+        defined = self.definitions.methods_named(method)
+        return not defined or any(self.definitions.changes_parameters(m) for m in defined)
+
+    def _function_changes_parameters(self, call: cst.Call) -> bool:
+        """A function of the module that changes the parameters of what it is given or reaches."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        target = self.definitions.resolve(call.func.value, self.scope)
+        builds = isinstance(target, cst.ClassDef)
+        if builds:
+            target = self.definitions.methods.get(id(target), {}).get("__init__")
+        return target is not None and self.definitions.changes_parameters(target, constructing=builds)
+
+    def _note_module_aliases(self, statement: cst.CSTNode, models: Set[str]) -> None:
+        """`layer = model[0]`, `for m in model.modules():`: changing `layer` or `m` changes the model."""
+        for node in _walk(statement, into_definitions=False):
+            value, targets = None, []
+            if isinstance(node, cst.Assign):
+                value, targets = node.value, [t.target for t in node.targets]
+            elif isinstance(node, cst.For):
+                value, targets = node.iter, [node.target]
+            if value is None:
+                continue
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+                    value.func.attr.value in cat.MODULE_ITERATORS or value.func.attr.value == "get_submodule"):
+                value = value.func.value
+            if not _plain_chain(value) or _root_name(value) not in models | self.module_aliases:
+                continue
+            for target in targets:
+                for element in target_elements(target):
+                    if isinstance(element, cst.Name):
+                        self.module_aliases.add(element.value)
 
     def _sees_locals(self, function: cst.CSTNode) -> bool:
         """Whether a function called from the holder's scope can see that scope's names: a closure

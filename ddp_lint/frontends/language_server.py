@@ -26,7 +26,7 @@ import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -36,6 +36,7 @@ from .. import __version__
 from ..config import ConfigError
 from ..documents import InputError, PythonDocument
 from ..findings import Finding
+from ..lines import render
 from ..parsing import Reparser
 from ..pipeline import FIX, check, fix, project_index
 from ..settings import Settings
@@ -80,6 +81,9 @@ class Checked:
     error: Optional[str] = None  # a configuration error, for the user
     deps: FrozenSet[str] = frozenset()  # the project's other modules the check read
     edited: Optional[List[Finding]] = None  # the program's findings with their fix edits (worker, on demand)
+    # The text does not parse: (message, cell, line, column) of the syntax error, shown as a diagnostic
+    # beside the last findings of a text that parsed (they would flicker away at every keystroke).
+    unparsable: Optional[Tuple[str, Optional[int], int, int]] = None
 
 
 def _key(finding: Finding) -> tuple:
@@ -105,6 +109,7 @@ class DdpLintServer(LanguageServer):
         self._pending: Dict[str, asyncio.Task] = {}  # buffer -> its scheduled check (debounce, then worker)
         self._changed: Dict[str, float] = {}  # buffer -> the event loop's time of its last debounced change
         self._checked: Dict[str, Checked] = {}
+        self._last_good: Dict[str, List[Finding]] = {}  # buffer -> the findings of its last text that parsed
         self._published: Dict[str, Set[str]] = {}  # buffer -> the URIs given diagnostics (a notebook's cells)
         self._shown: Set[str] = set()  # configuration errors already shown
         # Bumped on the event loop, read on the worker, which then starts afresh: a new resolver (it
@@ -179,6 +184,7 @@ class DdpLintServer(LanguageServer):
         self._changed.pop(buffer, None)
         self._reparsers.pop(buffer, None)
         self._checked.pop(buffer, None)
+        self._last_good.pop(buffer, None)
         pending = self._pending.pop(buffer, None)
         if pending is not None:
             pending.cancel()
@@ -224,7 +230,14 @@ class DdpLintServer(LanguageServer):
             self._shown.add(checked.error)
             self.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Error, message=f"ddp-lint: configuration error: {checked.error}"))
-        by_uri = lsp_convert.diagnostics_by_uri(checked.findings, snapshot, self.workspace.position_codec)
+        if checked.unparsable is None:
+            self._last_good[buffer] = checked.findings
+        shown = checked.findings if checked.unparsable is None else self._last_good.get(buffer, [])
+        by_uri = lsp_convert.diagnostics_by_uri(shown, snapshot, self.workspace.position_codec)
+        if checked.unparsable is not None:
+            problem = lsp_convert.unparsable_diagnostic(*checked.unparsable, snapshot, self.workspace.position_codec)
+            if problem is not None and problem[0] in by_uri:
+                by_uri[problem[0]].append(problem[1])
         versions = snapshot.texts()
         for uri in self._published.get(buffer, set()) - set(by_uri):
             self._publish(uri, [], None)  # a cell that left the notebook
@@ -304,10 +317,22 @@ class DdpLintServer(LanguageServer):
             return checked
         checked.settings, checked.root = resolved.settings, resolved.root
         try:
+            document = snapshot.document()
+        except InputError as exc:  # a notebook that cannot be read: said on the buffer's first line
+            checked.unparsable = (str(exc), None, 1, 1)
+            return checked
+        try:
             project = self._project(checked)
-            checked.findings = check(snapshot.document(), resolved.settings, project, reparser=self._reparser(buffer))
-        except (InputError, RecursionError):
-            return checked  # a syntax error, an unreadable notebook: nothing to report (not a syntax checker)
+            checked.findings = check(document, resolved.settings, project, reparser=self._reparser(buffer))
+        except (InputError, RecursionError) as exc:
+            # A syntax error (as ruff shows one), an unreadable notebook: said at its line, or the first.
+            line = getattr(exc, "line", None) or 1
+            cell, shown_line = document.place(line)
+            detail = getattr(exc, "detail", None)
+            message = f"SyntaxError: {detail}" if detail else render(str(exc) if isinstance(exc, InputError) else
+                                                                     "file too deeply nested to parse", document.place)
+            checked.unparsable = (message, cell, shown_line, getattr(exc, "column", None) or 1)
+            return checked
         if project is not None:
             checked.deps = frozenset(os.path.abspath(path) for path in project.dependencies())
         return checked

@@ -90,6 +90,21 @@ def diagnostic(finding: Finding, snapshot: Snapshot, codec) -> Optional[Tuple[st
     )
 
 
+def unparsable_diagnostic(message: str, cell: Optional[int], line: int, column: int, snapshot: Snapshot,
+                          codec) -> Optional[Tuple[str, types.Diagnostic]]:
+    """A text that does not parse, marked at the parser's line and column, with no code (as ruff
+    shows a syntax error); None where the editor shows no such line."""
+    place = snapshot.place(snapshot.path, cell, line)
+    if place is None:
+        return None
+    start = position(place.text, place.line, column, codec)
+    stop = position(place.text, place.line, len(place.text.rstrip()) + 1, codec) if place.text is not None else start
+    if (stop.line, stop.character) <= (start.line, start.character):
+        stop = types.Position(line=start.line, character=start.character + 1)
+    return place.uri, types.Diagnostic(range=types.Range(start=start, end=stop), message=message,
+                                       severity=types.DiagnosticSeverity.Error, source=SOURCE)
+
+
 def diagnostics_by_uri(findings: Iterable[Finding], snapshot: Snapshot, codec) -> Dict[str, List[types.Diagnostic]]:
     """Every editor document of the buffer (each notebook cell) with its diagnostics, empty ones included."""
     found: Dict[str, List[types.Diagnostic]] = {uri: [] for uri in snapshot.texts()}

@@ -13,8 +13,8 @@ from .. import catalog as cat
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 # Not a placement kind: a rule that reads DDP-like wrappers (they register gradient hooks) whatever
-# their kind.
-SYNC_WRAPPER = "sync-wrapper"
+# their kind (defined in the catalog, which the fix planner reads too).
+SYNC_WRAPPER = cat.SYNC_WRAPPER
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     script, script_args = argv[0], argv[1:]
     config = MonitorConfig.from_env()
     rank = int(os.environ.get("RANK", "0"))
-    recorder = RankRecorder(config.out_dir, rank) if config.out_dir else None
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    recorder = RankRecorder(config.out_dir, rank, local_rank) if config.out_dir else None
 
     from .monitor import Monitor, StepLimitReached
 

@@ -53,15 +53,23 @@ def torch_available() -> bool:
         return False
 
 
+# argparse names the type function in its message when it raises ValueError (`invalid _positive_int
+# value`): these raise ArgumentTypeError, whose text is shown as it is.
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
     return value
@@ -114,7 +122,10 @@ def _run_parser() -> _Parser:
 
 def _verify_parser() -> _Parser:
     parser = _Parser(prog="ddp-lint verify",
-                     description="Fix a copy of the script, run both under the monitor, compare.")
+                     description="Fix a copy of the script, run both under the monitor, compare.",
+                     epilog="exit codes: 0 the fixed script (or the original, if nothing needed fixing) runs clean; "
+                            "1 otherwise; 2 usage; 3 a node never reported; 4 not verified: the script has "
+                            "findings but no fix was applied; 130 interrupted.")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed set in both runs before the script starts (default 0)")
     parser.add_argument("--show-output", action="store_true", help="copy both scripts' output to stderr")

@@ -1,6 +1,7 @@
 """Turn a broken invariant into a finding: the rule code it proves, where, and why it matters."""
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
 from .callsite import Site
@@ -47,8 +48,19 @@ def _finding(code: str, site: Optional[Site], message: str, outcome: str, relate
 
 
 def related_events(events: Sequence[PlacementEvent]) -> List[Related]:
+    """One related line per call site: a call in a loop (`fully_shard(block)` for each block) is
+    counted over all its runs."""
     out = []
+    merged: List[PlacementEvent] = []
     for event in events:
+        same = next((m for m in merged if (m.op, m.site, bool(m.replaced)) == (event.op, event.site, bool(event.replaced))
+                     and m.change == event.change), None)
+        if same is None:
+            merged.append(dataclasses.replace(event))
+        else:
+            same.replaced += event.replaced
+            same.converted += event.converted
+    for event in merged:
         if event.site is None:
             continue
         if event.replaced:
@@ -76,15 +88,25 @@ def _ops(events: Sequence[PlacementEvent]) -> str:
     return ", ".join(parts) if parts else "an operation the monitor did not see"
 
 
-def stale_after_replacement(record: OptimizerRecord, n_held: int, described: str,
+def stale_after_replacement(record: OptimizerRecord, n_held: int, replaced: Sequence[object], described: str,
                             events: Sequence[PlacementEvent]) -> RuntimeFinding:
-    """DDP001 at the moment a wrapper or conversion replaced parameters an optimizer holds."""
+    """DDP001 at the moment a wrapper or conversion replaced parameters an optimizer holds: all of its
+    parameters replaced so far (`fully_shard` on each block, then on the model, replaces them in
+    several calls; each finding counts them all, and the one that covers the most is kept)."""
+    n_replaced = len(replaced)
+    if n_replaced == n_held:
+        which = f"holds {_plural(n_held, 'parameter')} ({described}), all of which"
+        effect = "step() updates the old tensors, which get no gradients, so the model does not train"
+    else:
+        which = f"holds {_plural(n_held, 'parameter')}; {n_replaced} of them ({described})"
+        effect = "step() updates those old tensors, which get no gradients, so that part of the model does not train"
     message = (
-        f"{record.label} built here holds {_plural(n_held, 'parameter')} ({described}) that {_ops(events)} "
-        f"replaced with new objects; step() updates the old tensors, which get no gradients, so the model "
-        f"does not train. Build the optimizer after {events[-1].op if events else 'the replacement'}."
+        f"{record.label} built here {which} {_ops(events)} replaced with new objects; {effect}. Build the "
+        f"optimizer after {events[-1].op if events else 'the replacement'}."
     )
-    return _finding("DDP001", record.site, message, STALE, related_events(events))
+    finding = _finding("DDP001", record.site, message, STALE, related_events(events))
+    finding.covers = n_replaced
+    return finding
 
 
 def no_gradients(record: OptimizerRecord, n_params: int, n_stale: int, events: Sequence[PlacementEvent],

@@ -45,6 +45,10 @@ class RuntimeFinding:
     outcome: str = ""
     # Messages of other checks that fired for the same code and line (kept after merging).
     evidence: List[str] = field(default_factory=list)
+    # How many of the holder's parameters the finding is about, where it grows as the script goes on
+    # (parameters replaced call after call): of findings at the same moment, the widest is kept and
+    # the narrower ones it includes are dropped. 0: not counted.
+    covers: int = 0
 
     @property
     def key(self) -> Tuple[str, str, int]:
@@ -67,6 +71,7 @@ class RuntimeFinding:
             "step": self.step,
             "outcome": self.outcome,
             "evidence": list(self.evidence),
+            **({"covers": self.covers} if self.covers else {}),
         }
 
     @classmethod
@@ -83,6 +88,7 @@ class RuntimeFinding:
             step=None if data.get("step") is None else int(data["step"]),  # type: ignore[arg-type]
             outcome=str(data.get("outcome", "")),
             evidence=[str(e) for e in data.get("evidence", [])],  # type: ignore[union-attr]
+            covers=int(data.get("covers", 0) or 0),  # type: ignore[call-overload]
         )
 
 
@@ -98,9 +104,12 @@ def merge_findings(findings: Iterable[RuntimeFinding]) -> List[RuntimeFinding]:
         groups.setdefault(finding.key, []).append(finding)
     merged: List[RuntimeFinding] = []
     for group in groups.values():
-        group.sort(key=lambda f: (_step_order(f), min(f.ranks) if f.ranks else 0))
+        group.sort(key=lambda f: (_step_order(f), -f.covers, min(f.ranks) if f.ranks else 0))
         first = group[0]
         ranks = sorted({r for f in group for r in f.ranks})
+        # A narrower count of the same thing at the same moment is part of the widest, not evidence.
+        group = [f for f in group if f is first or not (f.covers and f.outcome == first.outcome
+                                                         and f.step == first.step and f.covers < first.covers)]
         related: List[Related] = []
         seen_related = set()
         evidence: List[str] = []
@@ -126,6 +135,7 @@ def merge_findings(findings: Iterable[RuntimeFinding]) -> List[RuntimeFinding]:
                 step=min(steps) if steps else None,
                 outcome=next((f.outcome for f in group if f.outcome), ""),
                 evidence=evidence,
+                covers=first.covers,
             )
         )
     merged.sort(key=lambda f: (f.path, f.line, f.code))

@@ -463,11 +463,15 @@ class Monitor:
         self._mark_dirty()
 
     def _check_replacement(self, event: PlacementEvent, olds: List[torch.Tensor]) -> None:
-        for _, record, held in self.registry.holders_of(olds):
+        for _, record, _held in self.registry.holders_of(olds):
             if record.parent is not None:
                 continue
+            # Every parameter of this optimizer replaced so far, by this call and the earlier ones.
+            params = record.params()
+            replaced = [p for p in params if any(e.replaced for e in self.registry.events_by_param.get(p, ()))]
+            events = [e for e in self.registry.events_for(replaced) if e.replaced]
             self._emit(diagnose.stale_after_replacement(
-                record, len(held), self.registry.describe(held), self.registry.events_for(held)))
+                record, len(params), replaced, self.registry.describe(replaced), events))
 
     def _check_conversion(self, event: PlacementEvent, params: List[torch.Tensor]) -> None:
         ddp = self.registry.ddp_of(params)

@@ -10,7 +10,8 @@ import os
 from typing import Dict, List, Optional, TextIO
 
 # Record kinds
-START = "start"
+OPENED = "opened"  # the rank's first line, before torch is imported: its pid and local rank
+START = "start"  # the monitor is installed (torch imported), just before the script runs
 FINDING = "finding"
 INITIAL = "initial"
 STEP = "step"
@@ -24,10 +25,14 @@ def rank_file(out_dir: str, rank: int) -> str:
 class RankRecorder:
     """Appends records for one rank; every write is flushed so a killed rank loses nothing."""
 
-    def __init__(self, out_dir: str, rank: int) -> None:
+    def __init__(self, out_dir: str, rank: int, local_rank: Optional[int] = None) -> None:
         os.makedirs(out_dir, exist_ok=True)
         self.rank = rank
         self._file: Optional[TextIO] = open(rank_file(out_dir, rank), "a", encoding="utf-8")
+        if local_rank is not None:
+            # At once: importing torch can take seconds on a loaded machine, and a rank stopped before
+            # the monitor's start record must still be named by its node and local rank.
+            self.write(OPENED, pid=os.getpid(), local_rank=local_rank)
 
     def write(self, kind: str, **payload: object) -> None:
         if self._file is None:

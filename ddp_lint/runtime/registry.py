@@ -1,6 +1,7 @@
 """What the monitor remembers about optimizers, placements and wrappers, held weakly so it never keeps a model alive."""
 from __future__ import annotations
 
+import itertools
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -9,6 +10,9 @@ import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
 from .callsite import Site
+
+
+_EVENT_SEQUENCE = itertools.count()
 
 
 @dataclass
@@ -62,6 +66,8 @@ class PlacementEvent:
     change: str = ""  # "float32 -> float64", "cpu -> cuda:0"
     wrapper: str = ""
     orig_params: bool = False  # FSDP1 use_orig_params=True keeps the Parameter objects
+    # When it happened, among this process's events: messages name the calls in the order they ran.
+    seq: int = field(default_factory=lambda: next(_EVENT_SEQUENCE), compare=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -144,12 +150,13 @@ class Registry:
                 events.append(event)
 
     def events_for(self, params: Iterable[torch.Tensor]) -> List[PlacementEvent]:
+        """The events that touched any of `params`, in the order they ran."""
         out: List[PlacementEvent] = []
         for p in params:
             for event in self.events_by_param.get(p, ()):
                 if event not in out:
                     out.append(event)
-        return out
+        return sorted(out, key=lambda e: e.seq)
 
     # DDP
     def add_ddp(self, record: DDPRecord) -> None:

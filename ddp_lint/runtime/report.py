@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 from .findings import ERROR, WARNING, RuntimeFinding, has_error, merge_findings
 from .launcher import LaunchResult
-from .records import END, FINDING, INITIAL, START, STEP
+from .records import END, FINDING, INITIAL, OPENED, START, STEP
 
 if TYPE_CHECKING:
     from .job import NodeStatus
@@ -126,12 +126,14 @@ def display_path(path: str, path_map: Optional[Mapping[str, str]] = None, cwd: O
 
 
 def _rank_names(records: Mapping[int, List[Dict[str, object]]], nodes: Sequence["NodeStatus"]) -> Dict[int, str]:
-    """ "node N/local L": N the ddp-lint node that sent the rank's records, L from its start record."""
+    """ "node N/local L": N the ddp-lint node that sent the rank's records, L from the first record that
+    says it (the one a rank writes as it opens its file, before torch is imported, or its start record):
+    a rank stopped before its monitor started is still named."""
     names: Dict[int, str] = {}
     for node in nodes:
         for rank in node.ranks:
-            start = next((row for row in records.get(rank, ()) if row.get("kind") == START), {})
-            names[rank] = f"node {node.node}/local {start.get('local_rank', '?')}"
+            local = next((row["local_rank"] for row in records.get(rank, ()) if row.get("local_rank") is not None), "?")
+            names[rank] = f"node {node.node}/local {local}"
     return names
 
 
@@ -149,8 +151,8 @@ def build_report(script: str, nproc: int, result: LaunchResult, timeout: float,
         trace = traces.setdefault(rank, RankTrace())
         for row in rows:
             kind = row.get("kind")
-            if kind == START:
-                started.append(rank)
+            if kind in (OPENED, START) and rank not in started:
+                started.append(rank)  # a rank stopped while importing torch is unfinished too
             elif kind == FINDING:
                 finding = RuntimeFinding.from_json(row)
                 finding.path = display_path(finding.path, path_map)

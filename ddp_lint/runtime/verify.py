@@ -31,12 +31,18 @@ class VerifyUnavailable(Exception):
     """The static engine or fixer cannot be imported."""
 
 
+# `verify` found something to fix and fixed nothing (every fix refused): it compared no runs, so it
+# proved nothing, whatever the original run did.
+NOT_VERIFIED_EXIT_CODE = 4
+
+
 @dataclass
 class StaticFinding:
     code: str
     line: int
     severity: str
     message: str
+    no_fix: str = ""  # why the fixer would not fix it (empty when it has a fix)
 
     def to_json(self) -> Dict[str, object]:
         return dataclasses.asdict(self)
@@ -73,7 +79,10 @@ class VerifyResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when the fixed script (or the original, if nothing needed fixing) runs clean."""
+        """0 when the fixed script (or the original, if nothing needed fixing) runs clean; 4 when there
+        was something to fix and no fix was applied (nothing was verified)."""
+        if self.fixed is None and self.original.static:
+            return NOT_VERIFIED_EXIT_CODE
         side = self.fixed if self.fixed is not None else self.original
         return 0 if side.clean else 1
 
@@ -106,9 +115,16 @@ def _static_tools(script: str) -> Tuple[Any, Any]:
 def _static(lint_source: Any, source: str, path: str) -> List[StaticFinding]:
     found = lint_source(source, path)
     return sorted(
-        (StaticFinding(f.code, int(f.line), str(getattr(f, "severity", "")), str(f.message)) for f in found),
+        (StaticFinding(f.code, int(f.line), str(getattr(f, "severity", "")), str(f.message), _no_fix(f)) for f in found),
         key=lambda f: (f.line, f.code),
     )
+
+
+def _no_fix(finding: Any) -> str:
+    fix = getattr(finding, "fix", None)
+    if isinstance(fix, dict) and not fix.get("available", True):
+        return str(fix.get("reason") or "no automatic fix")
+    return ""
 
 
 def model_status(report: RunReport) -> Optional[str]:
@@ -168,8 +184,12 @@ def bit_identical(a: RunReport, b: RunReport) -> bool:
 
 def verdict_for(original: Side, fixed: Optional[Side], applied: int, steps: int) -> Tuple[str, bool]:
     if fixed is None:
-        fixable = "nothing to fix" if not original.static else "no automatic fix for these findings"
-        return f"no fix applied ({fixable}); original: {describe(original.report)}", False
+        if not original.static:
+            return f"no fix applied (nothing to fix); original: {describe(original.report)}", False
+        refused = next((f for f in original.static if f.no_fix), None)
+        why = f": line {refused.line}: {refused.no_fix}" if refused is not None else ""
+        return (f"not verified: no fix applied (no automatic fix for these findings{why}), so nothing was compared; "
+                f"original: {describe(original.report)}"), False
     if original.clean and fixed.clean and bit_identical(original.report, fixed.report):
         return f"equivalent: bit-identical parameters after {steps} step{'s' if steps != 1 else ''}", True
     return f"original: {describe(original.report)}; fixed: {describe(fixed.report)}", False
@@ -376,7 +396,8 @@ def render_text(result: VerifyResult) -> str:
     ]
     lo, lf = _losses(o), _losses(f)
     for i in range(max(len(lo), len(lf))):
-        rows.append((f"loss step {i + 1}", _fmt_loss(lo[i]) if i < len(lo) else "-",
+        # Counted from 0, as training scripts log their steps (`for step in range(n)`).
+        rows.append((f"loss step {i}", _fmt_loss(lo[i]) if i < len(lo) else "-",
                      _fmt_loss(lf[i]) if i < len(lf) else "-"))
     rows.append(("param checksum", _checksum_cell(o), _checksum_cell(f)))
     width = max(len(r[1]) for r in rows)

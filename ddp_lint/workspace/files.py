@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from ..documents.python import not_regular
 from .configs import Resolved, Resolver
 from .globs import Globs
 
@@ -120,6 +121,10 @@ class Discovery:
                 if os.path.islink(path) and not os.path.exists(path):
                     errors.append((path, _broken_link_reason(path)))
                     continue
+                what = _special(path)
+                if what is not None:
+                    errors.append((path, f"not a regular file ({what}); ddp-lint reads only files"))
+                    continue
                 if not self.excluded_path(path):
                     files.append(path)
             else:
@@ -168,8 +173,18 @@ class Discovery:
             )
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES) and not self.excluded(os.path.join(absolute, name), False, resolved, top):
-                    found.append(os.path.join(directory, name))
+                    if _special(os.path.join(absolute, name)) is None:  # a pipe or device would block the run
+                        found.append(os.path.join(directory, name))
         return found
+
+
+def _special(path: str) -> Optional[str]:
+    """What a path is when it is a named pipe, socket or device (followed through symlinks); None for
+    a regular file, and for one that cannot be examined (reading it reports why)."""
+    try:
+        return not_regular(os.stat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _broken_link_reason(path: str) -> str:

@@ -366,9 +366,28 @@ async def test_a_changed_project_module_rechecks_the_files_that_read_it(client: 
 
 
 @pytest.mark.asyncio
-async def test_a_syntax_error_gives_no_diagnostics_and_the_server_goes_on(client: LanguageClient, tmp_path):
+async def test_a_syntax_error_is_shown_and_the_last_findings_stay_until_the_text_parses(
+        client: LanguageClient, tmp_path):
+    # It used to publish no diagnostics at all: the syntax error was invisible, and the findings
+    # vanished at each keystroke that left the text unparsable, then came back (flicker).
+    uri = open_file(client, tmp_path / "train.py", SEED)
+    assert [d.code for d in (await published(client, uri, version=1)).diagnostics] == ["DDP101"]
+    change(client, uri, SEED + "def broken(:\n", 2)
+    diagnostics = (await published(client, uri, version=2)).diagnostics
+    syntax = [d for d in diagnostics if d.code is None]
+    assert [d.code for d in diagnostics if d.code is not None] == ["DDP101"]  # kept from the last good text
+    (error,) = syntax
+    assert error.message.startswith("SyntaxError: ") and error.severity == types.DiagnosticSeverity.Error
+    assert error.range.start.line == SEED.count("\n") and error.source == "ddp-lint"
+    change(client, uri, SEED, 3)
+    assert [d.code for d in (await published(client, uri, version=3)).diagnostics] == ["DDP101"]
+
+
+@pytest.mark.asyncio
+async def test_a_file_opened_with_a_syntax_error_shows_it_and_the_server_goes_on(client: LanguageClient, tmp_path):
     uri = open_file(client, tmp_path / "train.py", SEED + "def broken(:\n")
-    assert not (await published(client, uri, version=1)).diagnostics
+    (error,) = (await published(client, uri, version=1)).diagnostics
+    assert error.code is None and error.message.startswith("SyntaxError: ")
     change(client, uri, SEED, 2)
     assert [d.code for d in (await published(client, uri, version=2)).diagnostics] == ["DDP101"]
 

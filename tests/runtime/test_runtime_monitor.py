@@ -293,3 +293,41 @@ def test_training_through_ddp_reports_nothing(monitor: Monitor, single_rank_grou
         model(torch.randn(2, 4))  # evaluating the bare module between steps is fine
     _train(ddp, opt, steps=2)
     assert monitor.findings == []
+
+
+class _Blocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_fully_shard_on_each_block_then_the_model_counts_every_replaced_parameter(
+        monitor: Monitor, single_rank_group) -> None:
+    # It said "holds 2 parameters (blocks.0.weight, blocks.0.bias)": the first block's replacement only.
+    from ddp_lint.runtime.findings import merge_findings
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (1,))
+    torch.manual_seed(0)
+    model = _Blocks()
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)  # marker: sharded optimizer
+    for block in model.blocks:
+        fully_shard(block, mesh=mesh)  # marker: shard blocks
+    fully_shard(model, mesh=mesh)
+    [finding] = [f for f in merge_findings(monitor.findings) if f.step is None]
+    assert finding.code == "DDP001" and finding.line == _line_of("marker: sharded optimizer")
+    assert finding.message.startswith(
+        "AdamW built here holds 8 parameters (blocks.0.weight, blocks.0.bias, blocks.1.weight, blocks.1.bias, ... "
+        f"4 more), all of which fully_shard() on line {_line_of('marker: shard blocks')} replaced with new objects"), \
+        finding.message
+    assert not any("holds 2 parameters" in text for text in finding.evidence), finding.evidence
+    # One call in a loop, four runs: one related line that counts them all.
+    assert [(r.line, r.note) for r in finding.related] == [
+        (_line_of("marker: shard blocks"), "fully_shard() replaced 8 parameters here")]
+    del opt

@@ -132,18 +132,22 @@ def _ranks_started(pid: int, count: int) -> bool:
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="process trees are read from /proc")
 @pytest.mark.parametrize("killed", [1, 0], ids=["node 1 killed", "node 0 killed"])
-def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int) -> None:
+def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int, tmp_path) -> None:
     script = os.path.join(SUPPORT, "barrier_loop.py")  # ranks meet in a barrier twice a second for 10 minutes
     argvs = _two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "300")
-    procs = [_start(argv) for argv in argvs]
+    # Every rank says when it is in the barrier loop: on a loaded machine a fixed sleep after the
+    # processes appear was not enough (torch was still being imported when the node was killed).
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    procs = [_start(argv, env={**os.environ, "BARRIER_LOOP_READY": str(ready)}) for argv in argvs]
     victim, survivor = procs[killed], procs[1 - killed]
     started = time.monotonic()
     try:
-        while not all(_ranks_started(proc.pid, 2) for proc in procs):
+        while not (all(_ranks_started(proc.pid, 2) for proc in procs) and len(os.listdir(ready)) == 4):
             assert time.monotonic() - started < LAUNCH_TIMEOUT, "the ranks never started"
             assert all(proc.poll() is None for proc in procs), [proc.communicate() for proc in procs]
             time.sleep(0.2)
-        time.sleep(3)  # in the barrier loop
+        time.sleep(1)  # in the barrier loop
         pids = [pid for proc in procs for pid in _tree_pids(proc.pid)]  # ddp-lint runs, torchruns, ranks
         assert len(pids) >= 8, pids
         # The node dies outright: its `ddp-lint run` gets SIGKILL (its process group holds only it;

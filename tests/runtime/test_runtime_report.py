@@ -106,13 +106,36 @@ def test_verdicts() -> None:
     assert verdict_for(trains, _side(initial=_fp("a"), final=_fp("b")), 1, 20) == (
         "equivalent: bit-identical parameters after 20 steps", True)
     assert verdict_for(stale, None, 0, 4)[0] == (
-        "no fix applied (no automatic fix for these findings); original: optimizer stepped stale parameters, "
-        "model never changed")
+        "not verified: no fix applied (no automatic fix for these findings), so nothing was compared; original: "
+        "optimizer stepped stale parameters, model never changed")
     crashed = _side([_finding(0, None, code="DDP002", outcome="optimizer state does not match its parameters")],
                     exit_code=1, initial=_fp("a"), in_step={"optimizer": "Adam", "step": 1},
                     error="RuntimeError: expected dtype float")
     assert describe(crashed.report) == (
         "optimizer state does not match its parameters, crashed at step 1 (RuntimeError: expected dtype float)")
+
+
+def test_a_refused_fix_is_not_verified_says_why_and_exits_4() -> None:
+    # It used to exit 0 when the original happened to run clean: verify had compared nothing.
+    from ddp_lint.runtime.verify import NOT_VERIFIED_EXIT_CODE, VerifyResult
+
+    clean = _side(initial=_fp("a"), final=_fp("b"))
+    clean.static = [StaticFinding("DDP002", 7, "error", "", "the placement is in another method (`setup()`, line 9)")]
+    verdict, _ = verdict_for(clean, None, 0, 4)
+    assert verdict.startswith("not verified: no fix applied (no automatic fix for these findings: line 7: the "
+                              "placement is in another method (`setup()`, line 9)), so nothing was compared")
+    result = VerifyResult("t.py", 0, [], clean, None, verdict, False, 4)
+    assert result.exit_code == NOT_VERIFIED_EXIT_CODE == 4
+    nothing = _side(initial=_fp("a"), final=_fp("b"))
+    assert VerifyResult("t.py", 0, [], nothing, None, "", False, 4).exit_code == 0  # nothing to fix: as before
+
+
+def test_the_loss_table_counts_steps_from_0_as_scripts_log_them() -> None:
+    from ddp_lint.runtime.verify import VerifyResult, render_text as render_verify
+
+    side = _side(initial=_fp("a"), final=_fp("b"))
+    text = render_verify(VerifyResult("t.py", 1, [], side, side, "equivalent", True, 1))
+    assert "loss step 0 " in text and "loss step 1 " not in text
 
 
 def test_torchrun_command_uses_a_free_port_and_the_bootstrap_module() -> None:
@@ -155,6 +178,31 @@ def test_bad_usage_is_one_line_and_exit_code_2(capsys, tmp_path) -> None:
         assert err.count("\n") == 1 and err.startswith("ddp-lint run: error:"), (argv, err)
     assert cli.verify_main(["--timeout", "-1", str(script)]) == 2
     assert capsys.readouterr().err.startswith("ddp-lint verify: error:")
+
+
+def test_a_value_that_is_not_a_number_is_named_without_argparse_internals(capsys, tmp_path) -> None:
+    script = tmp_path / "t.py"
+    script.write_text("pass\n")
+    for argv, words in ((["--nproc-per-node", "x", str(script)], "expected a whole number, got 'x'"),
+                        (["--timeout", "soon", str(script)], "expected a number of seconds, got 'soon'")):
+        assert cli.run_main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "_positive" not in err, err
+
+
+def test_a_rank_stopped_before_its_monitor_started_is_still_named_by_node_and_local_rank(tmp_path) -> None:
+    # Under load a rank can be stopped while importing torch, before its start record: the report
+    # named it "node 0/local ?" (a flaky multi-node test). Its file's first line says who it is.
+    from ddp_lint.runtime.job import NodeStatus
+    from ddp_lint.runtime.records import RankRecorder, read_records
+
+    for rank, local in ((2, 0), (3, 1)):
+        RankRecorder(str(tmp_path), rank, local).close()  # opened, then killed before the monitor ran
+    records = read_records(str(tmp_path))
+    report = build_report("/x/t.py", 4, _result(records, exit_code=1), 60,
+                          nodes=[NodeStatus(1, "host-b", sorted(records), 1)])
+    assert [report.rank_label(rank) for rank in (2, 3)] == ["rank 2 (node 1/local 0)", "rank 3 (node 1/local 1)"]
+    assert report.unfinished == [2, 3]
 
 
 def test_help_exits_zero(capsys) -> None:
