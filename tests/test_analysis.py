@@ -302,3 +302,13 @@ def test_a_parameter_kept_in_an_attribute_arrives_built():
     # its uses may lie in the subclass or the training loop of another file
     source = H + "class T:\n    def __init__(self, model, optimizer):\n        self.optimizer = optimizer\n        model.cuda()\n"
     assert codes(source) == ["DDP101"]
+
+
+def test_an_arriving_optimizer_holds_the_module_its_name_names():
+    # `q_func1_optimizer` beside `q_func1`: the name pairs them, though `q_func1` is named like no model
+    source = H + ("class SAC:\n    def __init__(self, policy, q_func1, policy_optimizer, q_func1_optimizer, device):\n"
+                  "        self.policy = policy\n        self.q_func1 = q_func1\n        self.policy.to(device)\n"
+                  "        self.q_func1.to(device)\n")
+    findings = [(f.line, f.message) for f in lint_source(source, "t.py", Settings(Selection(select=("ALL",))))]
+    assert [line for line, _ in findings] == [6, 7]
+    assert "`q_func1_optimizer`" in findings[1][1] and "`q_func1`'s parameters" in findings[1][1]

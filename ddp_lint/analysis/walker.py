@@ -263,6 +263,13 @@ class ScopeWalker:
                 optimizers.append((param.name.value, handle))
             elif cat.receives_model(param.name.value, annotation):
                 models.append(handle)
+        # `q_func1_optimizer` beside a `q_func1` parameter: the optimizer's name names the module it
+        # holds, though nothing else says that parameter is a module
+        by_name = {param.name.value.lower(): handle for param, handle in bound}
+        for name, _ in optimizers:
+            named = by_name.get(_qualifier(name))
+            if named is not None and named not in models and all(named is not h for _, h in optimizers):
+                models.append(named)
         if not optimizers or not models:
             return
         for name, handle in optimizers:
