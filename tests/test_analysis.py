@@ -307,8 +307,10 @@ def test_a_parameter_kept_in_an_attribute_arrives_built():
 def test_an_arriving_optimizer_holds_the_module_its_name_names():
     # `q_func1_optimizer` beside `q_func1`: the name pairs them, though `q_func1` is named like no model
     source = H + ("class SAC:\n    def __init__(self, policy, q_func1, policy_optimizer, q_func1_optimizer, device):\n"
-                  "        self.policy = policy\n        self.q_func1 = q_func1\n        self.policy.to(device)\n"
-                  "        self.q_func1.to(device)\n")
+                  "        self.policy = policy\n        self.q_func1 = q_func1\n"
+                  "        self.optimizers = (policy_optimizer, q_func1_optimizer)\n        self.policy.to(device)\n"
+                  "        self.q_func1.to(device)\n\n    def update(self):\n        for opt in self.optimizers:\n"
+                  "            opt.step()\n")
     findings = [(f.line, f.message) for f in lint_source(source, "t.py", Settings(Selection(select=("ALL",))))]
-    assert [line for line, _ in findings] == [6, 7]
+    assert [line for line, _ in findings] == [7, 8]
     assert "`q_func1_optimizer`" in findings[1][1] and "`q_func1`'s parameters" in findings[1][1]

@@ -1462,10 +1462,11 @@ def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], F
                 called.add(node.func.value)
 
         def visit_Assign(self, node: cst.Assign) -> None:
-            if isinstance(node.value, cst.Name) and any(
-                isinstance(t.target, (cst.Attribute, cst.Tuple)) for t in node.targets
-            ):
-                kept.add(node.value.value)
+            if not any(isinstance(t.target, (cst.Attribute, cst.Tuple)) for t in node.targets):
+                return
+            values = ([e.value for e in node.value.elements] if isinstance(node.value, (cst.Tuple, cst.List))
+                      else [node.value])
+            kept.update(value.value for value in values if isinstance(value, cst.Name))
 
     function.body.visit(_Names())
     return frozenset(called), frozenset(kept)
