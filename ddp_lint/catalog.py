@@ -515,6 +515,9 @@ def syncs_optimizer(context_manager: str) -> bool:
 # Optimizer methods that create or load state (a later move strands it).
 STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}
 
+# Modules that hold the modules they are built from: moving the container moves them.
+MODULE_CONTAINERS: FrozenSet[str] = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
 

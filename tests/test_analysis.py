@@ -314,3 +314,11 @@ def test_an_arriving_optimizer_holds_the_module_its_name_names():
     findings = [(f.line, f.message) for f in lint_source(source, "t.py", Settings(Selection(select=("ALL",))))]
     assert [line for line, _ in findings] == [7, 8]
     assert "`q_func1_optimizer`" in findings[1][1] and "`q_func1`'s parameters" in findings[1][1]
+
+
+@pytest.mark.parametrize("container", ["nn.ModuleList([policy, q_func])", "nn.Sequential(policy, q_func)",
+                                       "nn.ModuleDict({'pi': policy, 'q': q_func})"])
+def test_moving_a_container_module_moves_the_modules_it_was_built_from(container):
+    source = H + ("from torch import nn\npolicy = Policy()\nq_func = QFunc()\n"
+                  "opt = torch.optim.Adam(policy.parameters())\n" f"model = {container}\n" "model.cuda()\n")
+    assert codes(source) == ["DDP101"]

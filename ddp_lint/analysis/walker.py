@@ -873,6 +873,11 @@ class ScopeWalker:
             result = self._helper_effect(call, f"self.{func.attr.value}", args, inherited=True)
             if result is not None:
                 return result
+        if qualified in cat.MODULE_CONTAINERS:
+            # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
+            held = [value for _, value in args]
+            held += [_element_of(value) for value in held if value.members]
+            return Value(members=frozenset(h for value in held for h in value.handles).union(*(v.members for v in held)))
         if dotted in _PASS_THROUGH and args:
             # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
             inner = args[-1][1] if dotted == "filter" else args[0][1]
@@ -1040,9 +1045,12 @@ class ScopeWalker:
                 for each in receiver.handles:
                     self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
                                               carriers=carriers))
-                # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`
+                # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
+                # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
                 whole = f"{dotted_name(call.func.value)}{label}"
-                for each in self._children(call.func.value, receiver, method):
+                own = {h.obj for h in receiver.handles}
+                members = tuple(m for m in receiver.members if m.obj not in own)
+                for each in self._children(call.func.value, receiver, method) + members:
                     self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
                                               carriers=carriers))
             return same
