@@ -139,7 +139,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
     if not codes:
         return []
     overwrite = cat.OVERWRITE_FLAG in text and "True" in text
-    analysis = analyze_module(module, settings.catalog, overwrite, project, path)
+    analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
     positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []
 
     def ensure_positions() -> Mapping[cst.CSTNode, CodeRange]:

@@ -27,9 +27,10 @@ class ModuleAnalysis:
 
 
 def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False, project=None,
-                   path: str = "") -> ModuleAnalysis:
+                   path: str = "", source: Optional[str] = None) -> ModuleAnalysis:
     """`project` (a `ProjectIndex`) lets calls of other modules' functions and classes use their
-    summaries; `path` is this file's, for resolving its relative imports."""
+    summaries; `path` is this file's, for resolving its relative imports; `source` is the text the
+    module was parsed from (read for what the file uses as optimizers; generated when not given)."""
     imports = module_imports(module)
     analysis = ModuleAnalysis()
     where = os.path.abspath(path) if path else ""
@@ -43,7 +44,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def optimizer_uses() -> FrozenSet[str]:
         if not uses:
-            uses.append(find_optimizer_uses(module))
+            uses.append(find_optimizer_uses(module.code if source is None else source))
         return uses[0]
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
@@ -118,16 +119,25 @@ class ModuleSummaries:
     """What another module's top-level functions and classes do to their arguments, computed the
     first time a caller in the project asks (most of a module is never called from elsewhere)."""
 
-    def __init__(self, module: cst.Module, catalog: cat.Catalog, project, path: str) -> None:
+    def __init__(self, module: cst.Module, catalog: cat.Catalog, project, path: str,
+                 source: Optional[str] = None) -> None:
         imports = module_imports(module)
         ids = count()
         definitions = list(_definitions(module.body))
         functions = {d.name.value: d for d in definitions if isinstance(d, cst.FunctionDef)}
         classes = {d.name.value: d for d in definitions if isinstance(d, cst.ClassDef)}
+        uses: List[FrozenSet[str]] = []
+
+        def optimizer_uses() -> FrozenSet[str]:
+            if not uses:
+                uses.append(find_optimizer_uses(module.code if source is None else source))
+            return uses[0]
 
         def new_walker(name: str, method_helpers) -> ScopeWalker:
-            return ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,
-                               self.constructors, project, path)
+            walker = ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,
+                                 self.constructors, project, path)
+            walker.optimizer_uses = optimizer_uses
+            return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
         self.constructors = _LazyConstructors(classes, new_walker)

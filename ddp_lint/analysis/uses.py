@@ -7,17 +7,16 @@ passed as an `optimizer=` argument. A helper that merely has "optim" in its name
 `optimal_sobol_indices()`, `_test_optimizer()`) and whose result is never used so is not one.
 
 Names are compared by their last part, so `self.optimizer = build_optimizer(...)` in `__init__` is
-confirmed by `trainer.optimizer.step()` in another method or class of the file.
+confirmed by `trainer.optimizer.step()` in another method or class of the file. Read with Python's own
+parser: one pass over a large file costs a few milliseconds, where a LibCST visit costs a second.
 """
 from __future__ import annotations
 
+import ast
 import re
 from typing import Dict, FrozenSet, List, Optional, Set
 
-import libcst as cst
-
 from .. import catalog as cat
-from .names import dotted_name
 
 _OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
 _TAKES_OPTIMIZER = re.compile(cat.TAKES_OPTIMIZER_CALL)
@@ -29,62 +28,82 @@ def use_key(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
 
-def _root_of(node: cst.BaseExpression) -> Optional[str]:
-    """`self.optimizers[0]` -> `self.optimizers`; a dotted name as it is."""
-    while isinstance(node, cst.Subscript):
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
         node = node.value
-    return dotted_name(node)
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
-class _Collector(cst.CSTVisitor):
+def _root_of(node: ast.AST) -> Optional[str]:
+    """`self.optimizers[0]` -> `self.optimizers`; a dotted name as it is."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return _dotted(node)
+
+
+class _Collector:
     def __init__(self) -> None:
         self.used: Set[str] = set()
         self.loops: Dict[str, List[str]] = {}  # loop variable -> the iterables it walks
 
-    def _add(self, node: cst.BaseExpression) -> None:
-        for element in node.elements if isinstance(node, (cst.List, cst.Tuple)) else ():
-            self._add(element.value)
+    def add(self, node: ast.AST) -> None:
+        for element in node.elts if isinstance(node, (ast.List, ast.Tuple)) else ():
+            self.add(element)
         root = _root_of(node)
         if root is not None:
             self.used.add(use_key(root))
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in cat.OPTIMIZER_USE_ATTRIBUTES:
-            self._add(node.value)
+    def attribute(self, node: ast.Attribute) -> None:
+        if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
+            self.add(node.value)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def call(self, node: ast.Call) -> None:
         func = node.func
-        positional = [a for a in node.args if a.keyword is None and a.star == ""]
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            receiver = dotted_name(func.value) or ""
-            if method == "step" and positional and _SCALER_RECEIVER.search(receiver.rsplit(".", 1)[-1]):
-                self._add(positional[0].value)  # `scaler.step(optimizer)`
-            elif method in cat.OPTIMIZER_USE_METHODS:
-                self._add(func.value)
-        terminal = (dotted_name(func) or "").rsplit(".", 1)[-1]
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if isinstance(func, ast.Attribute):
+            receiver = _dotted(func.value) or ""
+            if func.attr == "step" and positional and _SCALER_RECEIVER.search(use_key(receiver) if receiver else ""):
+                self.add(positional[0])  # `scaler.step(optimizer)`
+            elif func.attr in cat.OPTIMIZER_USE_METHODS:
+                self.add(func.value)
+        terminal = use_key(_dotted(func) or "")
         if terminal and _TAKES_OPTIMIZER.search(terminal):
             for arg in positional:
-                self._add(arg.value)
+                self.add(arg)
         elif terminal in cat.TAKES_OPTIMIZER_SECOND and len(positional) >= 2:
-            self._add(positional[1].value)  # `amp.initialize(model, optimizer)`
-        for arg in node.args:
-            if arg.keyword is not None and _OPTIMIZER_KEYWORD.match(arg.keyword.value):
-                self._add(arg.value)
+            self.add(positional[1])  # `amp.initialize(model, optimizer)`
+        for keyword in node.keywords:
+            if keyword.arg is not None and _OPTIMIZER_KEYWORD.match(keyword.arg):
+                self.add(keyword.value)
 
-    def visit_For(self, node: cst.For) -> None:
-        target = dotted_name(node.target)
-        items = [e.value for e in node.iter.elements] if isinstance(node.iter, (cst.List, cst.Tuple)) else [node.iter]
+    def loop(self, node: ast.For) -> None:
+        target = _dotted(node.target)
+        items = list(node.iter.elts) if isinstance(node.iter, (ast.List, ast.Tuple)) else [node.iter]
         for source in filter(None, map(_root_of, items)):
             if target is not None:
                 self.loops.setdefault(target, []).append(use_key(source))
 
 
-def optimizer_uses(module: cst.Module) -> FrozenSet[str]:
-    """The use keys of everything `module` uses as an optimizer (a loop variable used so makes its
-    iterable one too: `for opt in self.optimizers: opt.step()`)."""
+def optimizer_uses(source: str) -> FrozenSet[str]:
+    """The use keys of everything the program text uses as an optimizer (a loop variable used so makes
+    its iterable one too: `for opt in self.optimizers: opt.step()`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
     collector = _Collector()
-    module.visit(collector)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            collector.call(node)
+        elif isinstance(node, ast.Attribute):
+            collector.attribute(node)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            collector.loop(node)
     used = set(collector.used)
     for variable, sources in collector.loops.items():
         if use_key(variable) in used:

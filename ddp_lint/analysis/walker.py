@@ -251,11 +251,14 @@ class ScopeWalker:
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
         optimizers, models = [], []
-        called, kept = _called_and_kept_names(function)
+        names: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []  # walked only when a parameter needs it
         for param, handle in bound:
             annotation = _plain_text(param.annotation.annotation) if param.annotation is not None else ""
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
             if cat.receives_optimizer(param.name.value, annotation, string_default):
+                if not names:
+                    names.append(_called_and_kept_names(function))
+                called, kept = names[0]
                 if param.name.value in called:
                     continue  # the body calls it: a factory (`optimizer(self.model.parameters())`), built later
                 if not annotation and param.name.value not in kept and not self._named_optimizer_is_used(param.name.value):

@@ -87,7 +87,7 @@ class ProjectIndex:
                 return None
             from ..analysis.module import ModuleSummaries
 
-            self._modules[key] = (ModuleSummaries(module, self.catalog, self, path), module, line_map)
+            self._modules[key] = (ModuleSummaries(module, self.catalog, self, path, source), module, line_map)
         else:
             self.consulted.add(path)
         return self._modules[key]
@@ -179,7 +179,7 @@ class ProjectIndex:
                 module = cst.parse_module(text)
             except (cst.ParserSyntaxError, RecursionError, MemoryError):
                 return []
-            self._calls[path] = analyze_module(module, self.catalog, False, self, path).calls
+            self._calls[path] = analyze_module(module, self.catalog, False, self, path, source=text).calls
         return self._calls[path]
 
     # ----- for the prefilter -------------------------------------------------------------------------
