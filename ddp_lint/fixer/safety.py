@@ -636,14 +636,7 @@ class Between:
 
     def _note_module_aliases(self, statement: cst.CSTNode, models: Set[str]) -> None:
         """`layer = model[0]`, `for m in model.modules():`: changing `layer` or `m` changes the model."""
-        for node in _walk(statement, into_definitions=False):
-            value, targets = None, []
-            if isinstance(node, cst.Assign):
-                value, targets = node.value, [t.target for t in node.targets]
-            elif isinstance(node, cst.For):
-                value, targets = node.iter, [node.target]
-            if value is None:
-                continue
+        for value, targets in _bindings(statement):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
                     value.func.attr.value in cat.MODULE_ITERATORS or value.func.attr.value == "get_submodule"):
                 value = value.func.value
@@ -668,14 +661,7 @@ class Between:
 
     def _note_aliases(self, statement: cst.CSTNode, containers: Set[str]) -> None:
         """`g = groups[0]` or `for g in groups:` makes `g` part of `groups`: changing `g` changes it."""
-        for node in _walk(statement, into_definitions=False):
-            value, targets = None, []
-            if isinstance(node, cst.Assign):
-                value, targets = node.value, [t.target for t in node.targets]
-            elif isinstance(node, cst.For):
-                value, targets = node.iter, [node.target]
-            if value is None:
-                continue
+        for value, targets in _bindings(statement):
             reads, _ = reads_and_binds(value)
             source = next((self.aliases.get(r, r) for r in sorted(reads) if self.aliases.get(r, r) in containers), None)
             if source is None:
@@ -793,3 +779,12 @@ def filters_requires_grad(statements: Iterable[cst.CSTNode]) -> bool:
     """The optimizer keeps only the parameters that require grad when it is built."""
     return any(isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"
                for statement in statements for node in _walk(statement))
+
+
+def _bindings(statement: cst.CSTNode):
+    """(value, targets) of each `x = value` and `for x in value:` in a statement, nested ones too."""
+    for node in _walk(statement, into_definitions=False):
+        if isinstance(node, cst.Assign):
+            yield node.value, [t.target for t in node.targets]
+        elif isinstance(node, cst.For):
+            yield node.iter, [node.target]
