@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -40,12 +40,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     # walked when a call asks for it is summarised then, by a walk of its own.
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
 
-    uses: List[FrozenSet[str]] = []
-
-    def optimizer_uses() -> FrozenSet[str]:
-        if not uses:
-            uses.append(find_optimizer_uses(module.code if source is None else source))
-        return uses[0]
+    optimizer_uses = _lazy_optimizer_uses(module, source)
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
@@ -108,6 +103,18 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     return analysis
 
 
+def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[[], FrozenSet[str]]:
+    """What the file uses as optimizers (analysis/uses.py), read on first need, once per file."""
+    uses: List[FrozenSet[str]] = []
+
+    def optimizer_uses() -> FrozenSet[str]:
+        if not uses:
+            uses.append(find_optimizer_uses(module.code if source is None else source))
+        return uses[0]
+
+    return optimizer_uses
+
+
 def module_imports(module: cst.Module) -> ImportTable:
     imports = ImportTable()
     for statement in _top_level_simple_statements(module.body):
@@ -126,12 +133,7 @@ class ModuleSummaries:
         definitions = list(_definitions(module.body))
         functions = {d.name.value: d for d in definitions if isinstance(d, cst.FunctionDef)}
         classes = {d.name.value: d for d in definitions if isinstance(d, cst.ClassDef)}
-        uses: List[FrozenSet[str]] = []
-
-        def optimizer_uses() -> FrozenSet[str]:
-            if not uses:
-                uses.append(find_optimizer_uses(module.code if source is None else source))
-            return uses[0]
+        optimizer_uses = _lazy_optimizer_uses(module, source)
 
         def new_walker(name: str, method_helpers) -> ScopeWalker:
             walker = ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,

@@ -18,7 +18,8 @@ from typing import Dict, FrozenSet, List, Optional, Set
 
 from .. import catalog as cat
 
-_OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
+# Keywords under which a call receives an optimizer; the walker reads it too.
+OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
 _TAKES_OPTIMIZER = re.compile(cat.TAKES_OPTIMIZER_CALL)
 _SCALER_RECEIVER = re.compile(cat.SCALER_RECEIVER)
 
@@ -78,7 +79,7 @@ class _Collector:
         elif terminal in cat.TAKES_OPTIMIZER_SECOND and len(positional) >= 2:
             self.add(positional[1])  # `amp.initialize(model, optimizer)`
         for keyword in node.keywords:
-            if keyword.arg is not None and _OPTIMIZER_KEYWORD.match(keyword.arg):
+            if keyword.arg is not None and OPTIMIZER_KEYWORD.match(keyword.arg):
                 self.add(keyword.value)
 
     def loop(self, node: ast.For) -> None:

@@ -40,7 +40,7 @@ from .events import (
 )
 from .blocks import suites
 from .names import ImportTable, dotted_name, operands, target_elements
-from .uses import use_key
+from .uses import OPTIMIZER_KEYWORD, use_key
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
@@ -878,9 +878,7 @@ class ScopeWalker:
                 return result
         if qualified in cat.MODULE_CONTAINERS:
             # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
-            held = [value for _, value in args]
-            held += [_element_of(value) for value in held if value.members]
-            return Value(members=frozenset(h for value in held for h in value.handles).union(*(v.members for v in held)))
+            return Value(members=frozenset().union(*(frozenset(value.handles) | value.members for _, value in args)))
         if dotted in _PASS_THROUGH and args:
             # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
             inner = args[-1][1] if dotted == "filter" else args[0][1]
@@ -1492,12 +1490,11 @@ def _is_part(call: cst.Call, node: Optional[cst.BaseExpression]) -> bool:
 
 def _handed_as_optimizer(call: cst.Call, small: cst.CSTNode) -> bool:
     """`Trainer(model, optimizer=build_optimizer(model))`: an argument given where an optimizer goes."""
-    keyword = re.compile(cat.OPTIMIZER_KEYWORD)
     found = []
 
     class _Find(cst.CSTVisitor):
         def visit_Arg(self, node: cst.Arg) -> None:
-            if node.value is call and node.keyword is not None and keyword.match(node.keyword.value):
+            if node.value is call and node.keyword is not None and OPTIMIZER_KEYWORD.match(node.keyword.value):
                 found.append(node)
 
     small.visit(_Find())
