@@ -37,7 +37,7 @@ def settings_fingerprint(settings: Settings, edits: bool = False) -> str:
         repr(edits),
         repr(settings.selection),
         _catalog_fingerprint(catalog),
-        repr((settings.project, settings.src)),
+        repr((settings.project, settings.src, settings.ignore_noqa)),
     ]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 

@@ -1,7 +1,9 @@
-"""The `ddp-lint` command: check (default), --fix/--diff, rule docs, and the runtime subcommands.
+"""The `ddp-lint` command: check (default), --fix/--diff, --add-noqa, --watch, rule docs, and the
+runtime subcommands.
 
 Exit codes: 0 clean, 1 findings (or fixes with --exit-non-zero-on-fix), 2 usage, configuration or
-input errors (other files are still checked).
+input errors (other files are still checked), 130 interrupted; `--add-noqa` exits 0 unless an error,
+and `--watch` exits 0 when Ctrl-C ends it.
 """
 from __future__ import annotations
 
@@ -13,17 +15,17 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError
-from .pipeline import CHECK, DIFF, FIX, FileReport, process
-from .report import github, json_format, text
+from .pipeline import ADD_NOQA, CHECK, DIFF, FIX, FileReport, process
+from .report import ALIASES, FORMATS, TEXT_FORMATS, github, gitlab, json_format, junit, pylint, text
 from .report.model import RunResult
 from .rules import RULES, all_rules, documentation
 from .settings import selector_problem
-from .workspace.configs import Overrides, Resolver
+from .workspace.configs import Overrides, Resolver, config_arguments
 from .workspace.files import Discovery
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "run", "verify", "server")
-OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "text")
+OUTPUT_FORMATS = (*FORMATS, *ALIASES)
 
 DESCRIPTION = """\
 Find PyTorch optimizers built before their model is moved, cast, replaced or wrapped.
@@ -38,7 +40,8 @@ commands:
 """
 EPILOG = """\
 exit codes: 0 no findings; 1 findings (or fixes, with --exit-non-zero-on-fix); 2 usage, configuration or
-input errors (the other files are still checked); 130 interrupted.
+input errors (the other files are still checked); 130 interrupted. --add-noqa exits 0 (2 on an error);
+--watch runs until Ctrl-C and then exits 0.
 """
 
 
@@ -89,6 +92,9 @@ def _check_parser() -> argparse.ArgumentParser:
     rules.add_argument("--select", action="append", metavar="CODES", help="the rules to run, comma separated")
     rules.add_argument("--ignore", action="append", metavar="CODES", help="rules to leave out")
     rules.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add to the selection")
+    rules.add_argument("--extend-ignore", action="append", metavar="CODES",
+                       help="rules to leave out too (as ruff's; the same as --ignore here)")
+    rules.add_argument("--ignore-noqa", action="store_true", help="report (and fix) what `# noqa` comments silence")
     files = parser.add_argument_group("file selection")
     files.add_argument("--exclude", action="append", metavar="GLOB",
                        help="exclude these (.gitignore-style globs), instead of the defaults (build, dist, .venv, ...)")
@@ -104,14 +110,18 @@ def _check_parser() -> argparse.ArgumentParser:
     files.add_argument("--stdin-filename", default=None, metavar="PATH",
                        help="the path stdin stands for (configuration, per-file ignores, output); with no PATH, reads stdin")
     output = parser.add_argument_group("output")
-    output.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full",
-                        help="full (default: each finding, its explanation, related lines and fix), concise (one line "
-                             "each), json, sarif, github (text is full)")
+    output.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full", metavar="FORMAT",
+                        help="; ".join(f"{name}: {what}" for name, what in FORMATS.items())
+                        + "".join(f"; {alias} is {name}" for alias, name in ALIASES.items()))
     output.add_argument("--show-source", dest="show_source", action="store_true", default=None,
                         help="show the source lines (default: on a terminal)")
     output.add_argument("--no-show-source", dest="show_source", action="store_false",
                         help="never show the source lines")
     output.add_argument("--statistics", action="store_true", help="count the findings by rule instead of listing them")
+    output.add_argument("--show-fixes", dest="show_fixes", action="store_true", default=False,
+                        help="after the findings, the fixes made (--fix), that would be made (--diff) or that --fix "
+                             "would make, by file and rule (text formats)")
+    output.add_argument("--no-show-fixes", dest="show_fixes", action="store_false", help="do not (the default)")
     output.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     fixing = parser.add_argument_group("fixing")
@@ -119,16 +129,23 @@ def _check_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--diff", action="store_true", help="show the fixes as a diff, change nothing")
     fixing.add_argument("--unsafe-fixes", action="store_true", help="apply (or show) the unsafe fixes too")
     fixing.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when a file was fixed")
+    fixing.add_argument("--add-noqa", action="store_true",
+                        help="add `# noqa: CODE` to every line with a finding (into an existing `# noqa:` list) and "
+                             "say how many were added; exits 0")
     run = parser.add_argument_group("run")
     run.add_argument("-j", "--jobs", type=_jobs, default="auto", metavar="N|auto",
                      help="processes: a number, or auto (one per usable CPU)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     run.add_argument("--cache-dir", default=None, metavar="DIR", help="the results cache's folder (default .ddp_lint_cache)")
-    run.add_argument("--config", default=None, metavar="FILE",
-                     help="the configuration for every file (pyproject.toml or ddp-lint.toml), instead of searching")
+    run.add_argument("--config", action="append", metavar="FILE|KEY=VALUE",
+                     help="a configuration file for every file (pyproject.toml or ddp-lint.toml), instead of searching; "
+                          "or a setting laid over the configuration, in TOML: --config \"extend-select = ['DDP201']\" "
+                          "(repeatable)")
     run.add_argument("--isolated", action="store_true", help="read no configuration file")
     run.add_argument("--no-project", action="store_true",
                      help="check each file alone, not following calls into the project's other modules")
+    run.add_argument("-w", "--watch", action="store_true",
+                     help="check again whenever a checked file or configuration changes, until Ctrl-C")
     parser.add_argument("--version", action="version", version=f"ddp-lint {__version__}")
     return parser
 
@@ -202,31 +219,66 @@ def _rules(argv: List[str]) -> int:
     return EXIT_CLEAN
 
 
-def _overrides(args: argparse.Namespace) -> Overrides:
+def _overrides(args: argparse.Namespace, table: Optional[dict] = None) -> Overrides:
     exclude = tuple(g for v in args.exclude for g in v.split(",") if g.strip()) if args.exclude else None
     return Overrides(
         select=_codes(args.select, "--select"),
-        ignore=_codes(args.ignore, "--ignore") or (),
+        ignore=(_codes(args.ignore, "--ignore") or ()) + (_codes(args.extend_ignore, "--extend-ignore") or ()),
         extend_select=_codes(args.extend_select, "--extend-select") or (),
         exclude=exclude,
         extend_exclude=tuple(g for v in (args.extend_exclude or ()) for g in v.split(",") if g.strip()),
         force_exclude=args.force_exclude,
         respect_gitignore=args.respect_gitignore,
         project=False if args.no_project else None,
+        ignore_noqa=True if args.ignore_noqa else None,
+        table=table,
     )
 
 
+def _refuse_conflicts(args: argparse.Namespace) -> None:
+    """Options that cannot go together, refused by name (as ruff refuses them)."""
+    modes = [name for name, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given]
+    if args.add_noqa and len(modes) > 1:
+        raise UsageError(f"--add-noqa cannot be used with {modes[0] if modes[0] != '--add-noqa' else modes[1]}")
+    if args.add_noqa and args.ignore_noqa:
+        raise UsageError("--add-noqa cannot be used with --ignore-noqa")
+    stdin = args.stdin_filename is not None or "-" in (args.paths or ())
+    if args.add_noqa and stdin:
+        raise UsageError("--add-noqa changes files; it cannot read stdin")
+    if args.watch and (args.fix or args.diff or args.add_noqa):
+        raise UsageError(f"--watch cannot be used with {modes[0]}")
+    if args.watch and stdin:
+        raise UsageError("--watch watches files; it cannot read stdin")
+
+
 def check(args: argparse.Namespace) -> int:
+    _refuse_conflicts(args)
+    if args.watch:
+        try:
+            from .watch import watch
+        except ImportError as exc:
+            if (exc.name or "").split(".")[0] != "watchfiles":
+                raise
+            raise UsageError("--watch needs watchfiles, which is not installed: pip install watchfiles") from None
+        paths = args.paths or ["."]
+        missing = [path for path in paths if not os.path.exists(path)]
+        if missing:
+            raise UsageError(f"--watch: no such file or folder: {missing[0]}")
+        return watch(paths, lambda: _check_once(args))
+    return _check_once(args)
+
+
+def _check_once(args: argparse.Namespace) -> int:
     from .project.index import forget
 
     forget()  # summaries of other modules are this run's, read from the files as they are now
-    if args.output_format == "text":
-        args.output_format = "full"
-    resolver = Resolver(args.config, args.isolated, _overrides(args))
+    args.output_format = ALIASES.get(args.output_format, args.output_format)
+    config, table = config_arguments(args.config or ())
+    resolver = Resolver(config, args.isolated, _overrides(args, table))
     paths = args.paths or ([] if args.stdin_filename else ["."])
     if args.stdin_filename and not paths:
         paths = ["-"]  # as ruff: naming stdin's file means reading stdin, never the folder
-    mode = DIFF if args.diff else FIX if args.fix else CHECK
+    mode = DIFF if args.diff else FIX if args.fix else ADD_NOQA if args.add_noqa else CHECK
     result = RunResult(mode=mode, unsafe_fixes=args.unsafe_fixes)
     files, errors = Discovery(resolver).files(paths)
     result.errors.extend(errors)
@@ -236,16 +288,23 @@ def check(args: argparse.Namespace) -> int:
     outputs = []
     for report in reports:
         result.files += 1
+        result.checked.append(report.path)
         if report.error:
             result.errors.append((report.path, report.error))
         result.findings.extend(report.findings)
         result.fixed += report.fixed
+        result.noqa_added += report.noqa_added
+        if report.fixed_codes:
+            result.fixed_by_file[report.path] = report.fixed_codes
         if report.diff:
             outputs.append(report.diff)
         if report.from_stdin and mode == FIX and report.output is not None:
             outputs.append(report.output)
     result.findings.sort(key=lambda f: f.sort_key())
     result.errors.sort()
+    result.checked.sort()
+    if mode == ADD_NOQA:
+        return _noqa_added(result, args)
     _print(result, args, outputs, mode)
     if result.errors:
         return EXIT_ERROR
@@ -254,6 +313,20 @@ def check(args: argparse.Namespace) -> int:
     if mode == DIFF:
         return EXIT_FINDINGS if result.fixed and not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _noqa_added(result: RunResult, args: argparse.Namespace) -> int:
+    """`--add-noqa`'s report, as ruff's: the files it could not read, the findings it could not silence
+    (a notebook's IPython line), then `Added 3 noqa directives.` on stderr."""
+    for path, message in result.errors:
+        print(f"{path}: error: {message}", file=sys.stderr)
+    for finding in result.findings:
+        where = f"{finding.path}:cell {finding.cell}:{finding.line}" if finding.cell is not None else f"{finding.path}:{finding.line}"
+        print(f"{where}: warning: no place for `# noqa: {finding.code}` on this line", file=sys.stderr)
+    if not args.quiet:
+        count = result.noqa_added
+        print(f"Added {count} noqa directive{'s' if count != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if result.errors else EXIT_CLEAN
 
 
 def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespace) -> List[FileReport]:
@@ -329,15 +402,16 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
         from .report import sarif  # loads every rule's documentation
 
         print(sarif.render(result), file=report_stream)
-    elif args.output_format == "github":
-        rendered = github.render(result)
-        if rendered:
-            print(rendered, file=report_stream)
-    else:
+    elif args.output_format in TEXT_FORMATS:
         show = args.show_source if args.show_source is not None else report_stream.isatty()
         sources = _sources(result) if show and args.output_format == "full" else None
         rendered = text.render(result, show, sources, dry_run=mode == DIFF, concise=args.output_format == "concise",
-                               statistics=args.statistics, quiet=args.quiet)
+                               statistics=args.statistics, quiet=args.quiet, grouped=args.output_format == "grouped",
+                               show_fixes=args.show_fixes)
+        if rendered:
+            print(rendered, file=report_stream)
+    else:
+        rendered = {"github": github, "gitlab": gitlab, "junit": junit, "pylint": pylint}[args.output_format].render(result)
         if rendered:
             print(rendered, file=report_stream)
 

@@ -16,7 +16,7 @@ class ConfigError(Exception):
     """Invalid configuration; the message is one line naming the file and the key."""
 
 
-_SELECTOR_KEYS = ("select", "ignore", "extend-select")
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 _LIST_KEYS = _SELECTOR_KEYS + ("exclude", "extend-exclude", "extra-optimizer-factories", "extra-wrappers",
                                "extra-managed-calls", "src")
 _BOOL_KEYS = ("project", "force-exclude", "respect-gitignore")
@@ -24,7 +24,10 @@ _KNOWN = set(_LIST_KEYS) | set(_BOOL_KEYS) | {"per-file-ignores", "extra-placeme
 _PLACEMENT_KINDS = {"move": MOVE, "cast": CAST, "replace": REPLACE, "wrap": WRAP, "fsdp-orig-params": FSDP_ORIG}
 
 
-def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settings] = None) -> Settings:
+def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settings] = None,
+                        folder: Optional[str] = None) -> Settings:
+    """`table` laid over `base` (the defaults): a key it sets replaces the base's value (`extend-*`
+    keys add to it). `folder`: where `src` is relative to (default: the folder of the file `where`)."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.ddp-lint] must be a table")
     unknown = sorted(set(table) - _KNOWN)
@@ -60,11 +63,12 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         for selector in codes:
             _check_selector(selector, where, f"per-file-ignores {pattern!r}")
     base = base or Settings()
-    folder = os.path.dirname(os.path.abspath(where))
+    folder = folder or os.path.dirname(os.path.abspath(where))
     selection = Selection(
         select=tuple(table.get("select", base.selection.select)),
-        ignore=tuple(table.get("ignore", base.selection.ignore)),
-        extend_select=tuple(table.get("extend-select", base.selection.extend_select)),
+        # ruff's extend-ignore: ignore more (ignore itself, given here, replaces what the base ignores)
+        ignore=tuple(table.get("ignore", base.selection.ignore)) + tuple(table.get("extend-ignore", ())),
+        extend_select=base.selection.extend_select + tuple(table.get("extend-select", ())),
     )
     catalog = base.catalog.extended(
         factories=table.get("extra-optimizer-factories", ()),
@@ -77,7 +81,9 @@ def settings_from_table(table: Dict[str, Any], where: str, base: Optional[Settin
         base,
         selection=selection,
         catalog=catalog,
-        per_file_ignores={k: tuple(v) for k, v in per_file.items()},
+        per_file_ignores=(
+            {k: tuple(v) for k, v in per_file.items()} if "per-file-ignores" in table else base.per_file_ignores
+        ),
         exclude=tuple(table.get("exclude", base.exclude)),
         extend_exclude=base.extend_exclude + tuple(table.get("extend-exclude", ())),
         force_exclude=table.get("force-exclude", base.force_exclude),

@@ -3,6 +3,9 @@
     document -> prefilter -> engine (diagnostics in program lines) -> `# noqa` -> fix edits when an
     output needs them -> positions and line references rendered for the document -> wire findings
 
+`--add-noqa` (mode ADD_NOQA) stops after `# noqa`: the findings left get their comments
+(`noqa_edits`), written into the file (a notebook's cells) as `--fix` writes.
+
 Fix edits (the replacement text JSON and SARIF carry) are computed only when asked for; the text
 and flake8 outputs never show them. `# noqa` is applied here, so the flake8 plugin, which asks for
 diagnostics without it, leaves suppression to flake8. This is the unit of work a process pool hands
@@ -11,16 +14,16 @@ out; it never raises for bad input (the error is in the report).
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .documents import Document, InputError, load
 from .findings import Finding, Related
 from .lines import render
+from .paths import diff_path
 from .settings import Settings
 
-CHECK, FIX, DIFF = "check", "fix", "diff"
+CHECK, FIX, DIFF, ADD_NOQA = "check", "fix", "diff", "add-noqa"
 
 
 @dataclass
@@ -29,22 +32,13 @@ class FileReport:
     findings: List[Finding] = field(default_factory=list)
     error: Optional[str] = None
     fixed: int = 0
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # `fixed` by rule
+    noqa_added: int = 0  # `--add-noqa`: the comments added or extended (one per line)
     diff: Optional[str] = None
     output: Optional[str] = None  # the fixed text, for stdin
     from_stdin: bool = False
     deps: Dict[str, str] = field(default_factory=dict)  # other project files the result read: path -> sha256
 
-
-
-def diff_path(path: str) -> str:
-    """The path a diff header names, as `git apply` accepts it (it refuses `a/./train.py`): relative to
-    the working folder and without `.` or `..` parts when the file is inside it, else absolute without
-    its leading slash (`a/tmp/x.py`, applied from the root)."""
-    absolute = os.path.abspath(path)
-    here = os.getcwd()
-    if absolute.startswith(here.rstrip(os.sep) + os.sep):
-        return os.path.relpath(absolute, here).replace(os.sep, "/")
-    return absolute.lstrip(os.sep).replace(os.sep, "/")
 
 def project_index(settings: Settings, root: str):
     """This process's index of the project the file belongs to (None when project analysis is off)."""
@@ -67,6 +61,8 @@ def process(path: str, settings: Settings, root: str = "", mode: str = CHECK, un
         project = project_index(settings, root)
         if mode == CHECK:
             report = FileReport(path, check(document, settings, project, edits=edits))
+        elif mode == ADD_NOQA:
+            report = add_noqa(document, settings, project, write=raw is None)
         else:
             report = fix(document, settings, mode, unsafe, project, write=raw is None, edits=edits)
         report.deps = project.dependencies() if project is not None else {}
@@ -81,9 +77,16 @@ def process(path: str, settings: Settings, root: str = "", mode: str = CHECK, un
 def check(document: Document, settings: Settings, project=None, edits: bool = False,
           noqa: bool = True, prefilter: bool = True, reparser=None) -> List[Finding]:
     """`reparser` (a `parsing.Reparser`): an editor buffer's, which parses again only what changed."""
+    parsed, diagnostics = _diagnostics(document, settings, project, noqa, prefilter, reparser)
+    return [wire(d, document, parsed, edits) for d in diagnostics]
+
+
+def _diagnostics(document: Document, settings: Settings, project=None, noqa: bool = True, prefilter: bool = True,
+                 reparser=None):
+    """(the parse, the diagnostics in program lines) of a document; (None, []) when nothing can be found."""
     program = document.program
     if program is None:
-        return []  # a notebook without Python code cells
+        return None, []  # a notebook without Python code cells
     # The prefilter first: most files stop here, and a pool worker that only ever sees such files
     # never pays for importing LibCST (0.11 s per process).
     from .prefilter import project_could_match, settings_could_match
@@ -97,13 +100,37 @@ def check(document: Document, settings: Settings, project=None, edits: bool = Fa
     if prefilter and not settings_could_match(program, settings, tree) and not (
         project is not None and project_could_match(program, document.path, settings, project)
     ):
-        return []
+        return None, []
     from .engine import analyse_source
     from .suppression import unsuppressed
 
     parsed = analyse_source(program, document.path, settings, prefilter=False, project=project, reparser=reparser)
-    diagnostics = unsuppressed(parsed.findings, program) if noqa else parsed.findings
-    return [wire(d, document, parsed, edits) for d in diagnostics]
+    noqa = noqa and not settings.ignore_noqa
+    return parsed, (unsuppressed(parsed.findings, program) if noqa else parsed.findings)
+
+
+def add_noqa(document: Document, settings: Settings, project=None, write: bool = True) -> FileReport:
+    """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet.
+    The findings it could not silence (on a notebook's IPython line) stay in the report."""
+    from .noqa_edits import apply, insertions
+
+    parsed, diagnostics = _diagnostics(document, settings, project)
+    program = document.program
+    if not diagnostics or program is None:
+        return FileReport(document.path)
+    edits = insertions(program, [(d.line, d.code) for d in diagnostics], document.writable)
+    if not edits:
+        return FileReport(document.path, [wire(d, document) for d in diagnostics])
+    new_program = apply(program, edits)
+    from .suppression import unsuppressed
+
+    left = unsuppressed(diagnostics, new_program)
+    new_text = document.rebuild(new_program)
+    if write:
+        from .fixer.writer import write_atomic
+
+        write_atomic(document.path, new_text, document.source)
+    return FileReport(document.path, [wire(d, document) for d in left], noqa_added=len(edits), output=new_text)
 
 
 def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Finding:
@@ -154,12 +181,13 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
         return FileReport(path, check(document, settings, project), error=str(exc))  # findings still shown
     if result.source == document.program:
         return FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,
-                          output=document.source.text)
+                          fixed_codes=result.applied_codes, output=document.source.text)
     try:
         new_text = document.rebuild(result.source)
     except InputError as exc:
         return FileReport(path, [wire(d, document) for d in result.before], error=str(exc))
-    report = FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied)
+    report = FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,
+                        fixed_codes=result.applied_codes)
     if mode == DIFF:
         report.diff = "".join(
             difflib.unified_diff(

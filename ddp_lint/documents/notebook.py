@@ -66,6 +66,14 @@ class NotebookDocument:
             return self._map[line - 1]
         return None, line
 
+    def writable(self, line: int) -> bool:
+        """Whether text added at the end of a program line lands in a cell: not on a line between
+        cells, nor on an IPython line's placeholder (the cell gets its original line back)."""
+        if self.place(line)[0] is None or self.program is None:
+            return False
+        lines = self.program.split("\n")
+        return 1 <= line <= len(lines) and _MAGIC_TAG not in lines[line - 1]
+
     def rebuild(self, program: str) -> str:
         """The notebook's new JSON text for a fixed program: only code-cell sources change, spliced
         into the original text so outputs, metadata and formatting stay byte for byte."""

@@ -96,6 +96,10 @@ class PythonDocument:
         """(cell, line) a reader sees for a line of the program: no cells here."""
         return None, line
 
+    def writable(self, line: int) -> bool:
+        """Whether text added at the end of a program line lands in the file: every line does here."""
+        return True
+
     def rebuild(self, program: str) -> str:
         """The file's new text for a fixed program."""
         return program

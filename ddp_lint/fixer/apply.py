@@ -1,6 +1,7 @@
 """Applies fix plans to a source text, pass after pass, and counts only the fixes that landed."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -22,6 +23,7 @@ class FixResult:
     applied: int  # fixes that landed: findings whose plan was applied, summed over the passes kept
     remaining: List[Diagnostic] = field(default_factory=list)
     before: List[Diagnostic] = field(default_factory=list)
+    applied_codes: Dict[str, int] = field(default_factory=dict)  # `applied`, by rule (`--show-fixes`)
 
 
 class UnfaithfulText(InputError):
@@ -53,7 +55,7 @@ def fix_source(
     before = first.findings
     current, parsed = text, first
     seen = {text}
-    applied = 0
+    applied: Counter = Counter()
     for _ in range(MAX_PASSES):
         todo = fixable(parsed.findings, unsafe)
         if not todo:
@@ -67,7 +69,7 @@ def fix_source(
         parse(new_text)  # raises InputError if the result does not parse: never written
         seen.add(new_text)
         current = new_text
-        applied += _covered(todo, chosen)
+        applied.update(_covered(todo, chosen))
         parsed = _analysed(current, path, settings, project)
     remaining = parsed.findings
     # The loop stops with a fixable finding left only when a pass made no progress (its text was seen
@@ -78,27 +80,28 @@ def fix_source(
     # a stuck one), and a fix moves statements and may rename inside them, so neither text nor
     # position identifies a finding across passes.
     if current != text and fixable(remaining, unsafe):
-        current, remaining, applied = text, before, 0
-    return FixResult(current, applied, remaining, before)
+        current, remaining, applied = text, before, Counter()
+    return FixResult(current, sum(applied.values()), remaining, before, applied_codes=dict(sorted(applied.items())))
 
 
 def _analysed(text: str, path: str, settings: Settings, project) -> Parsed:
-    """The diagnostics `# noqa` leaves: a silenced finding is not fixed either."""
+    """The diagnostics `# noqa` leaves (unless `--ignore-noqa`): a silenced finding is not fixed either."""
     parsed = analyse_source(text, path, settings, project=project)
-    parsed.findings = unsuppressed(parsed.findings, text)
+    if not settings.ignore_noqa:
+        parsed.findings = unsuppressed(parsed.findings, text)
     return parsed
 
 
-def _covered(findings: Sequence[Diagnostic], chosen: Sequence[FixPlan]) -> int:
+def _covered(findings: Sequence[Diagnostic], chosen: Sequence[FixPlan]) -> List[str]:
     """The findings of one pass that its chosen plans fix: those whose plan was chosen, and those whose
-    holder statement a chosen plan moves (`_non_conflicting` keeps one plan per holder)."""
+    holder statement a chosen plan moves (`_non_conflicting` keeps one plan per holder); their codes."""
     plans = {id(plan) for plan in chosen}
     holders = {id(plan.holder_statement) for plan in chosen if plan.holder_statement is not None}
-    return sum(
-        1
+    return [
+        f.code
         for f in findings
         if id(f.plan) in plans or (f.plan.holder_statement is not None and id(f.plan.holder_statement) in holders)
-    )
+    ]
 
 
 def _non_conflicting(findings: Sequence[Diagnostic]) -> List[FixPlan]:

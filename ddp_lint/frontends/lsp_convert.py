@@ -8,14 +8,13 @@ text of its line. A location in a file the editor does not hold keeps its code-p
 from __future__ import annotations
 
 import inspect
-import tokenize
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from lsprotocol import types
 
 from ..findings import Finding
-from ..suppression import noqa_comment
+from .. import noqa_edits
 from .lsp_documents import Snapshot, file_uri, split_lines
 
 SOURCE = "ddp-lint"
@@ -133,43 +132,13 @@ def replacement(old: str, new: str, codec) -> types.TextEdit:
 
 
 def noqa_edit(text: str, line: int, code: str, codec) -> Optional[types.TextEdit]:
-    """The edit that silences `code` on the 1-based `line` (a finding's first line): the code added to
-    the line's `# noqa: ...` comment, or a new comment at its end. None where a comment cannot go at
-    the end of that line (a backslash or an open string carries it on) or all codes are silenced."""
-    lines = split_lines(text)
-    if not 1 <= line <= len(lines) or not _comment_fits(lines, line - 1):
+    """The edit that silences `code` for a finding on the 1-based `line`, as `--add-noqa` writes it:
+    the code added to the line's `# noqa: ...` comment, or a new comment at its end (at the end of
+    the string or continuation it starts, where the comment cannot end that line). None where a
+    comment already silences it."""
+    edits = noqa_edits.insertions(text, [(line, code)])
+    if not edits:
         return None
-    current = lines[line - 1]
-    match = noqa_comment(current)
-    if match is not None:
-        if match.group("codes") is None:
-            return None
-        at, insert = match.end("codes"), f", {code}"
-    else:
-        at, insert = len(current.rstrip()), f"  # noqa: {code}"
-    where = position(current, line - 1, at + 1, codec)
-    return types.TextEdit(range=types.Range(start=where, end=where), new_text=insert)
-
-
-def _comment_fits(lines: List[str], index: int) -> bool:
-    """Whether a comment at the end of `lines[index]`, which begins a statement, stays a comment of
-    that line: no backslash continuation, and no token (a triple-quoted string) running past it."""
-    if lines[index].rstrip().endswith("\\"):
-        return False
-    following = iter(lines[index:])
-
-    def readline() -> str:
-        line = next(following, None)
-        return "" if line is None else line + "\n"
-
-    try:
-        for token in tokenize.generate_tokens(readline):
-            if token.start[0] > 1:
-                return True
-            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT) and token.end[0] > 1:
-                return False
-            if token.type in (tokenize.NL, tokenize.NEWLINE):
-                return True
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    return True
+    (edit,) = edits
+    where = position(split_lines(text)[edit.line - 1], edit.line - 1, edit.column + 1, codec)
+    return types.TextEdit(range=types.Range(start=where, end=where), new_text=edit.text)

@@ -6,8 +6,13 @@ from typing import Dict, List, Tuple
 
 from ..findings import Finding
 
-# The run's mode (the same strings as `runner.CHECK`, `runner.FIX`, `runner.DIFF`).
-CHECK, FIX, DIFF = "check", "fix", "diff"
+# The run's mode (the same strings as `pipeline.CHECK`, `pipeline.FIX`, `pipeline.DIFF`, `pipeline.ADD_NOQA`).
+CHECK, FIX, DIFF, ADD_NOQA = "check", "fix", "diff", "add-noqa"
+
+
+def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` (with `--unsafe-fixes` or not, as given) fixes this finding."""
+    return _fix_applicability(finding) in (("safe", "unsafe") if unsafe_fixes else ("safe",))
 
 
 def _fix_applicability(finding: Finding) -> str:
@@ -26,13 +31,15 @@ class RunResult:
     files: int = 0
     fixed: int = 0  # fixes applied (--fix) or that would be (--diff)
     fixed_files: List[str] = field(default_factory=list)
+    fixed_by_file: Dict[str, Dict[str, int]] = field(default_factory=dict)  # `fixed`, by file and rule
+    checked: List[str] = field(default_factory=list)  # every file checked, in order (junit's test cases)
+    noqa_added: int = 0  # `--add-noqa`: the comments added or extended
     mode: str = CHECK
     unsafe_fixes: bool = False  # --unsafe-fixes was given: unsafe fixes count as applicable
 
     def fixable(self) -> int:
         """Reported findings that `--fix` (with this run's `--unsafe-fixes` choice) would fix."""
-        applicable = ("safe", "unsafe") if self.unsafe_fixes else ("safe",)
-        return sum(1 for f in self.findings if _fix_applicability(f) in applicable)
+        return sum(1 for f in self.findings if applicable(f, self.unsafe_fixes))
 
     def hidden_unsafe_fixes(self) -> int:
         """Reported findings with an unsafe fix that only `--unsafe-fixes` would apply."""

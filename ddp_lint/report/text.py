@@ -1,11 +1,13 @@
 """Text output. `full` (the default): `path:line:col: CODE summary`, then the explanation, the related
 locations and the fix, indented below it (source lines on a terminal). `concise`: the first line
-alone, under ~120 characters, as ruff's concise format. `--statistics` counts by rule instead."""
+alone, under ~120 characters, as ruff's concise format. `grouped`: ruff's grouped format, the file's
+name once and `line:col CODE summary` under it. `--statistics` counts by rule instead. Then, as
+ruff prints them, the fixes by file and rule (`--show-fixes`) and the summary."""
 from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from .model import CHECK, DIFF, FIX, RunResult
+from .model import CHECK, DIFF, FIX, RunResult, applicable
 
 
 def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
@@ -14,18 +16,23 @@ def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
 
 def render(
     result: RunResult, show_source: bool = False, sources: Optional[Dict[str, List[str]]] = None, dry_run: bool = False,
-    concise: bool = False, statistics: bool = False, quiet: bool = False,
+    concise: bool = False, statistics: bool = False, quiet: bool = False, grouped: bool = False,
+    show_fixes: bool = False,
 ) -> str:
     """`dry_run` (or `result.mode == DIFF`): the fixes were only shown (`--diff`), so the summary must
     not say they were made. `quiet`: the findings and errors, no summary."""
     out: List[str] = []
     if statistics:
         out.extend(statistics_lines(result))
+    elif grouped:
+        out.extend(grouped_lines(result))
     else:
         for finding in result.findings:
             out.extend(_finding_lines(finding, result, concise, (sources or {}).get(finding.path) if show_source else None))
     for path, message in result.errors:
         out.append(f"{path}: error: {message}")
+    if show_fixes and not quiet:
+        out.extend(fixes_lines(result, dry_run or result.mode == DIFF))
     if not quiet:
         out.extend(summary_lines(result, dry_run or result.mode == DIFF))
         if not result.findings and not result.errors and result.mode == CHECK:
@@ -55,10 +62,62 @@ def _finding_lines(finding, result: RunResult, concise: bool, lines: Optional[Li
 
 
 def _applicable(finding, result: RunResult) -> bool:
-    fix = finding.fix if isinstance(finding.fix, dict) else None
-    if not fix or not fix.get("available"):
-        return False
-    return fix.get("applicability") == "safe" or (result.unsafe_fixes and fix.get("applicability") == "unsafe")
+    return applicable(finding, result.unsafe_fixes)
+
+
+def grouped_lines(result: RunResult) -> List[str]:
+    """As ruff's grouped format: `path:`, then `  line:col CODE [*] summary` for each of its findings
+    (lines right-aligned, columns left-aligned; `cell 3:2:1` in a notebook), a blank line after each file."""
+    by_path: Dict[str, List] = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    out: List[str] = []
+    for path, findings in by_path.items():
+        rows = [f"cell {f.cell}:{f.line}" if f.cell is not None else str(f.line) for f in findings]
+        row_width = max(len(row) for row in rows)
+        column_width = max(len(str(f.column)) for f in findings)
+        out.append(f"{path}:")
+        for row, finding in zip(rows, findings):
+            marker = "[*] " if _applicable(finding, result) else ""
+            out.append(f"  {row:>{row_width}}:{finding.column:<{column_width}} {finding.code} {marker}"
+                       f"{finding.summary or finding.message}")
+        out.append("")
+    return out
+
+
+def fixes_lines(result: RunResult, dry_run: bool = False) -> List[str]:
+    """`--show-fixes`, as ruff prints it: the fixes made (`--fix`), that would be made (`--diff`), or
+    that `--fix` would make (checking), per file and rule, most frequent first; nothing when none.
+
+        Fixed 2 findings:
+        - train.py:
+            2 × DDP101 (optimizer-before-move)
+    """
+    if result.mode in (FIX, DIFF) or dry_run:
+        table = result.fixed_by_file
+        label = "Would fix" if dry_run else "Fixed"
+    else:
+        table = {}
+        for finding in result.findings:
+            if _applicable(finding, result):
+                counts = table.setdefault(finding.path, {})
+                counts[finding.code] = counts.get(finding.code, 0) + 1
+        label = "Fixes available for"
+    total = sum(sum(counts.values()) for counts in table.values())
+    if not total:
+        return []
+    from ..rules import RULES
+
+    width = len(str(max(max(counts.values()) for counts in table.values() if counts)))
+    out = ["", f"{label} {_plural(total, 'finding')}:"]
+    for path, counts in sorted(table.items()):
+        if not counts:
+            continue
+        out.append(f"- {path}:")
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            out.append(f"    {count:>{width}} \u00d7 {code} ({RULES[code].name})")
+    out.append("")
+    return out
 
 
 def statistics_lines(result: RunResult) -> List[str]:

@@ -3,8 +3,9 @@
 Searched per folder, upwards, as ruff does: `ddp-lint.toml` or `.ddp-lint.toml` (the keys at the top
 level), then `pyproject.toml` only when its TOML has a `[tool.ddp-lint]` table (a `pyproject.toml`
 that merely mentions ddp-lint, say in its dependencies, is not a configuration and does not hide
-the one above it). `--config FILE` governs every file; `--isolated` reads none. The command line's
-options are laid over whichever file governs. One resolver serves the CLI, the flake8 plugin and
+the one above it). `--config FILE` governs every file; `--isolated` reads none. `--config "KEY =
+VALUE"` settings (ruff's inline overrides) are laid over whichever file governs, validated as a
+file's keys are, and the command line's own options over those. One resolver serves the CLI, the flake8 plugin and
 `verify`, and caches by folder, so a tree of ten thousand files reads each configuration once.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ..config import ConfigError, settings_from_table
 from ..settings import Settings
@@ -24,6 +25,38 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 CONFIG_NAMES = ("ddp-lint.toml", ".ddp-lint.toml", "pyproject.toml")
+INLINE = "--config"  # what a configuration error names for a `--config "KEY = VALUE"` setting
+
+
+def config_arguments(values: Sequence[str]) -> Tuple[Optional[str], Optional[Dict[str, Any]]]:
+    """`--config` values, as ruff reads them: (the configuration file, the `KEY = VALUE` settings).
+
+    A value naming a file is the file (one at most); any other value is a TOML fragment of a
+    configuration file's keys (`extend-select = ["DDP201"]`, `per-file-ignores."a.py" = ["DDP1"]`),
+    later ones winning per key. The settings are validated here, before any file is read, with the
+    configuration file's one-line errors."""
+    path: Optional[str] = None
+    table: Dict[str, Any] = {}
+    for value in values:
+        if os.path.isfile(value):
+            if path is not None:
+                raise ConfigError(f"{INLINE}: more than one configuration file ({path}, {value})")
+            path = value
+            continue
+        if "=" not in value:
+            raise ConfigError(f"{value}: no such file (and not a `KEY = VALUE` setting)")
+        try:
+            fragment = tomllib.loads(value)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{INLINE} {value!r}: invalid TOML: {exc}") from None
+        for key, setting in fragment.items():
+            if isinstance(setting, dict) and isinstance(table.get(key), dict):
+                table[key] = {**table[key], **setting}
+            else:
+                table[key] = setting
+    if table:
+        settings_from_table(table, INLINE, folder=os.getcwd())  # raises the file's one-line errors
+    return path, table or None
 
 
 @dataclass(frozen=True)
@@ -38,8 +71,13 @@ class Overrides:
     force_exclude: Optional[bool] = None
     respect_gitignore: Optional[bool] = None
     project: Optional[bool] = None
+    ignore_noqa: Optional[bool] = None
+    # `--config "KEY = VALUE"`: keys of a configuration file, read before the options above
+    table: Optional[Dict[str, Any]] = field(default=None, hash=False)
 
     def apply(self, settings: Settings) -> Settings:
+        if self.table:
+            settings = settings_from_table(self.table, INLINE, base=settings, folder=os.getcwd())
         selection = settings.selection
         selection = replace(
             selection,
@@ -57,6 +95,7 @@ class Overrides:
                 self.respect_gitignore if self.respect_gitignore is not None else settings.respect_gitignore
             ),
             project=self.project if self.project is not None else settings.project,
+            ignore_noqa=self.ignore_noqa if self.ignore_noqa is not None else settings.ignore_noqa,
         )
 
 

@@ -55,13 +55,18 @@ def test_noqa_goes_at_the_end_of_the_reported_line(line, expected):
     assert apply(line, edit) == expected
 
 
-@pytest.mark.parametrize("line", [
-    'opt = make("""\ntext""", model)\n',  # the comment would land inside the string
-    "opt = make(model) \\\n    .cuda()\n",  # after a backslash continuation
-    "opt = make(model)  # noqa\n",  # already silences every code
+@pytest.mark.parametrize("text, expected", [
+    # the comment would land inside the string: it goes where the string ends, where it is read
+    ('opt = make("""\ntext""", model)\n', 'opt = make("""\ntext""", model)  # noqa: DDP101\n'),
+    # after a backslash continuation: at the end of the continued line
+    ("opt = make(model) \\\n    .cuda()\n", "opt = make(model) \\\n    .cuda()  # noqa: DDP101\n"),
 ])
-def test_noqa_is_not_offered_where_it_would_not_be_a_comment_of_that_line(line):
-    assert lsp_convert.noqa_edit(line, 1, "DDP101", UTF16) is None
+def test_noqa_goes_where_the_line_can_end_with_a_comment(text, expected):
+    assert apply(text, lsp_convert.noqa_edit(text, 1, "DDP101", UTF16)) == expected
+
+
+def test_noqa_is_not_offered_where_a_comment_already_silences_every_code():
+    assert lsp_convert.noqa_edit("opt = make(model)  # noqa\n", 1, "DDP101", UTF16) is None
 
 
 def test_notebook_findings_land_on_their_cells_and_a_fix_comes_back_per_cell():
