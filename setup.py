@@ -12,8 +12,9 @@ setup(
     extras_require={
         "runtime": ["torch>=2.1", "numpy"],
         "server": ["pygls>=2,<3"],
+        "watch": ["watchfiles>=0.21"],
         "test": ["pytest>=7", "hypothesis>=6", "flake8>=6", "pre-commit>=3", "sarif-tools>=3", "nbformat>=5",
-                 "pygls>=2,<3", "pytest-lsp>=1,<2"],
+                 "pygls>=2,<3", "pytest-lsp>=1,<2", "watchfiles>=0.21", "junitparser>=3"],
     },
     entry_points={
         "console_scripts": ["ddp-lint=ddp_lint.cli:main"],

@@ -57,7 +57,7 @@ def _insertion(line_text: str, line: int, codes: List[str], comment: Optional[in
         return None
     for match in matches:
         if comment is None or match.start() < comment or not listed_codes(match):
-            continue  # in a string, not a comment (a bare `# noqa` would have silenced everything)
+            continue  # in a string, not a comment (a bare noqa comment would have silenced everything)
         end = _end_of_codes(match)
         if end is not None:
             return Insertion(line, end, ", " + ", ".join(missing))

@@ -83,5 +83,5 @@ class Settings:
     # the project's other modules are followed at all.
     src: Tuple[str, ...] = ()
     project: bool = True
-    # `--ignore-noqa`: report (and fix) findings that a `# noqa` comment silences
+    # `--ignore-noqa`: report (and fix) findings that noqa comments silence
     ignore_noqa: bool = False

@@ -14,15 +14,13 @@ correct findings), so its snapshot shows the false reports and lacks the missed 
 engine gets a case right, this snapshot changes with it: review that diff against the `# expect:` lines.
 """
 import difflib
-import io
 import json
 import os
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from ddp_lint.cli import main
+from cli_run import repo_output
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -30,16 +28,7 @@ FOLDERS = sorted(p.name for p in (REPO / "fixtures").iterdir() if p.is_dir())
 UPDATE = os.environ.get("DDP_LINT_UPDATE_SNAPSHOTS") == "1"
 
 
-def _cli(*args: str) -> str:
-    out = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        with redirect_stdout(out):
-            main(["--no-cache", "--isolated", "--select", "ALL", "-j", "1", *args])
-    finally:
-        os.chdir(cwd)
-    return out.getvalue()
+_cli = repo_output
 
 
 @pytest.fixture(scope="module")
