@@ -145,7 +145,7 @@ def _check_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-project", action="store_true",
                      help="check each file alone, not following calls into the project's other modules")
     run.add_argument("-w", "--watch", action="store_true",
-                     help="check again whenever a checked file or configuration changes, until Ctrl-C")
+                     help="check again whenever a checked file or configuration changes, until Ctrl-C (needs watchfiles)")
     parser.add_argument("--version", action="version", version=f"ddp-lint {__version__}")
     return parser
 
