@@ -5,7 +5,7 @@ and line moves, distinct per finding); and `--show-fixes` in each mode.
 
 After an intended change, rewrite the snapshots and review the diff like code:
 
-    DDP_LINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_output_formats.py
+    DDP_LINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_formats_for_other_tools.py
 """
 import difflib
 import json
