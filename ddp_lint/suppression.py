@@ -11,7 +11,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, TypeVar
+from typing import Dict, Iterator, List, Sequence, Set, TypeVar
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 
@@ -24,11 +24,14 @@ def unsuppressed(findings: Sequence[T], text: str) -> List[T]:
     if not findings or "noqa" not in text.lower():
         return list(findings)
     lines = _LINE_BREAK.split(text)  # the parser's lines: a form feed or U+2028 does not end one
-    carried: List[Set[int]] = []  # computed once, and only for a finding its own line does not silence
+    last_noqa = max(i for i, line in enumerate(lines, start=1) if "noqa" in line.lower())
+    carried: List[Set[int]] = []  # tokenized once, and only for a finding its own line does not silence
 
     def silenced(line: int, code: str) -> bool:
         if suppressed(lines, line, code):
             return True
+        if line >= last_noqa:
+            return False  # no comment further down could be this finding's
         if not carried:
             carried.append(comment_places(text).carried)
         target = comment_line(carried[0], line)
@@ -37,13 +40,9 @@ def unsuppressed(findings: Sequence[T], text: str) -> List[T]:
     return [f for f in findings if not silenced(f.line, f.code)]  # type: ignore[attr-defined]
 
 
-def noqa_comment(line: str) -> Optional["re.Match[str]"]:
-    """The `# noqa` comment on one line, if any; its `codes` group holds the codes it lists (None: all)."""
-    return _NOQA.search(line)
-
-
 def noqa_comments(line: str) -> Iterator["re.Match[str]"]:
-    """Every `# noqa` on one line: a line may have `# noqa: E501` in a string and ours in its comment."""
+    """Every `# noqa` on one line (its `codes` group holds the codes it lists; None: all): a line may
+    have `# noqa: E501` in a string and ours in its comment."""
     return _NOQA.finditer(line)
 
 
