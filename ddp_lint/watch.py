@@ -20,6 +20,7 @@ from .workspace.files import SUFFIXES
 
 # ANSI: clear the screen and the scrollback, cursor home (what ruff writes)
 CLEAR = "\x1b[2J\x1b[3J\x1b[H"
+FIRST_RUN_AFTER_MS = 200
 
 
 def relevant(path: str) -> bool:
@@ -37,11 +38,17 @@ class _Filter(DefaultFilter):
 
 def watch(paths: List[str], check: Callable[[], int]) -> int:
     """Run `check` now and after each batch of changes under `paths` (which exist); 0 after Ctrl-C."""
+    started = False
     try:
-        _announce("Starting linter in watch mode...")
-        _run(check)
-        for _ in changes(*paths, watch_filter=_Filter(), raise_interrupt=True):
-            _announce("File change detected...")
+        # The watcher is made when the loop starts; its first timeout (an empty batch) runs the first
+        # check, so an edit saved during that check is a change too, never lost. Later timeouts only
+        # wake the loop (no file is looked at) and are passed over.
+        for batch in changes(*paths, watch_filter=_Filter(), raise_interrupt=True, yield_on_timeout=True,
+                             rust_timeout=FIRST_RUN_AFTER_MS):
+            if started and not batch:
+                continue
+            _announce("File change detected..." if started else "Starting linter in watch mode...")
+            started = True
             _run(check)
     except KeyboardInterrupt:
         sys.stdout.flush()
