@@ -178,7 +178,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         ]
         for r in hit.related:
             if r.elsewhere is not None:  # the statement inside another module's function that does it
-                other, line, column = r.elsewhere
+                other, line, column = r.elsewhere.where()
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start

@@ -20,7 +20,7 @@ MARKER = re.compile(r"^#\s*engine-v3:\s*known ([a-z ]+)", re.MULTILINE)
 CASES = [
     ("model/4_pos_message_names_metric.py", None, 18, "DDP101",
      ["before `metric.to(device)`"], ["`module`"]),
-    ("model/4_pos_message_multiline_condition.py", None, 9, "DDP101",
+    ("model/4_pos_message_multiline_condition.py", None, 8, "DDP101",
      ["cfg.use_apex and torch.cuda.is_available()"], ["\n", "(\n"]),
     ("model/4_pos_message_wrapper_line.py", None, 17, "DDP003",
      ["`ddp_model.double()`", "wrapped it on line 11"], ["wrapped it on line 12", "wrapped it on line 16"]),
@@ -53,3 +53,16 @@ def test_message_names_things_as_the_code_does(fixture, project, line, code, pre
         assert text in message, message
     for text in absent:
         assert text not in found[0].message, message
+
+
+@pytest.mark.parametrize("source, quoted", [
+    ("(\n    cfg.use_apex  # the flag\n    and torch.cuda.is_available()\n)", "(cfg.use_apex and torch.cuda.is_available())"),
+    ("f(\n    a,\n    'x # not a comment',\n)", "f(a, 'x # not a comment',)"),
+    ("a  and  b", "a  and  b"),
+])
+def test_quoted_code_is_one_line_as_written(source, quoted):
+    import libcst as cst
+
+    from ddp_lint.analysis.names import code_text
+
+    assert code_text(cst.parse_expression(source)) == quoted

@@ -354,7 +354,8 @@ class _LazyConstructors(_Lazy):
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
                             argument_state_calls=list(walker.argument_state_calls),
-                            regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers)
+                            regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
+                            decidable=walker.decidable)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was
@@ -367,6 +368,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                       if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
             if models:
                 summary.self_holders.append((built.kind, built.label, models, built.bucket_view, built.var))
+    summary.fields = _returned_fields(walker)
     for value in walker.returns:
         holder: HolderEvent = value.holder
         if holder is not None:
@@ -382,6 +384,31 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if origin is not None and origin.kind == "param":
                 summary.returns_param = origin.index
     return summary
+
+
+def _returned_fields(walker: ScopeWalker) -> tuple:
+    """What each position of the tuple a function returns holds, when every `return` gives a tuple of
+    the same length and one position is a holder built on what the caller handed in."""
+    shapes = [value.fields for value in walker.returns if value.fields]
+    if not shapes or len(shapes) != len(walker.returns) or len({len(shape) for shape in shapes}) != 1:
+        return ()
+    fields = []
+    for position in range(len(shapes[0])):
+        entry = None
+        for shape in shapes:
+            value = shape[position]
+            holder = value.holder
+            if holder is not None:
+                models = [(walker.origins[h.obj], h.sub) for h in holder.models
+                          if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+                if models:
+                    entry = ("holder", (holder.kind, holder.label, models, holder.bucket_view))
+            elif entry is None and value.handle is not None:
+                origin = walker.origins.get(value.handle.obj)
+                if origin is not None and origin.kind == "param" and origin.index < (1 << 30):
+                    entry = ("param", origin.index)
+        fields.append(entry)
+    return tuple(fields) if any(entry is not None and entry[0] == "holder" for entry in fields) else ()
 
 
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -5,6 +5,8 @@ import statements answers the only question the rules ask ("is this callee torch
 """
 from __future__ import annotations
 
+import io
+import tokenize
 from typing import Dict, Iterator, Optional
 
 import libcst as cst
@@ -20,6 +22,33 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def code_text(node: cst.CSTNode) -> str:
+    """The node's code as a message quotes it: as written, on one line. A condition written over
+    several lines (`if (\\n    a\\n    and b\\n):`) loses its line breaks, indentation and comments,
+    and keeps its spelling otherwise (quotes, brackets, spacing within a line)."""
+    text = cst.Module(body=[]).code_for_node(node).strip()
+    return text if "\n" not in text else _one_line(text)
+
+
+def _one_line(text: str) -> str:
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
+                                    tokenize.INDENT, tokenize.DEDENT)]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return " ".join(text.split())
+    lines = text.splitlines()
+    pieces = []
+    for previous, token in zip([None] + tokens, tokens):
+        if previous is not None:
+            if previous.end[0] == token.start[0]:
+                pieces.append(lines[token.start[0] - 1][previous.end[1]:token.start[1]])
+            elif previous.string not in "([{" and token.string not in ")]},":
+                pieces.append(" ")
+        pieces.append(token.string)
+    return "".join(pieces)
 
 
 def operands(test: cst.BaseExpression, operator: type) -> Iterator[cst.BaseExpression]:

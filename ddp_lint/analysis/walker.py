@@ -23,9 +23,11 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from .. import catalog as cat
+from .context import Decidable, call_truths, decidable_parameters, never_runs
 from .events import (
     ANY_SUBMODULE,
     DiscardedWrapperEvent,
+    Elsewhere,
     ForwardEvent,
     Guard,
     Handle,
@@ -91,6 +93,12 @@ class HelperSummary:
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
     key: Optional[Tuple[str, str]] = None  # (path, name) of another module's function or class
+    # The parameters a call's literal arguments decide (analysis/context.py): an event under
+    # `if use_half:` is not replayed at a call that leaves `use_half=False`.
+    decidable: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)
+    # A function that returns a tuple (`return optimizer, scheduler`): per position, ("holder", (kind,
+    # label, models, bucket view)) or ("param", the index of the argument handed back), or None.
+    fields: Tuple[Optional[Tuple[str, object]], ...] = ()
 
 
 # An object built from a summarised class: (its method summaries, what its attributes hold, the holders
@@ -136,6 +144,10 @@ class Value:
     contains: bool = False  # a holder that keeps `handle` as a submodule (`EMA(model)`)
     element: bool = False  # one of a container's modules, bound by a loop or comprehension
     makes: Optional[str] = None  # a callable that builds a holder of this kind (`getattr(torch.optim, name)`)
+    # A tuple or list of known length: what each position holds (`return optimizer, scheduler`), so that
+    # `opt, sched = build(model)` gives each name its own object.
+    fields: Tuple["Value", ...] = ()
+    items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -199,6 +211,7 @@ class ScopeWalker:
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
+        self.decidable: Decidable = {}  # see HelperSummary.decidable
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
         self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
         # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
@@ -247,6 +260,9 @@ class ScopeWalker:
             bound.append((param, handle))
         if arrival is not None:
             self._optimizers_arrive(function, bound, *arrival)
+        rebound: set = set()
+        _collect_bound(function.body, rebound)
+        self.decidable = decidable_parameters(function, is_method, rebound)
         return tuple(names)
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
@@ -646,6 +662,8 @@ class ScopeWalker:
             elements = [element.value for element in target.elements]
             if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(elements):
                 values = [self._peek(element.value) for element in value_node.elements]
+            elif len(value.fields) == len(elements):
+                values = list(value.fields)  # a helper's tuple, a zip's item: position by position
             else:
                 # `opt, sched = build(...)`: the first name gets the holder, each gets a new object;
                 # `for name, sub in net.named_modules()`: each may be one of the modules.
@@ -760,15 +778,21 @@ class ScopeWalker:
         members: FrozenSet[Handle] = frozenset()
         xla = False
         container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
+        positional = isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in node.elements)
+        fields = []
         for child in _expression_children(node):
             value = self._eval(child)
             params = params | value.params
             xla = xla or value.xla
             if container:
                 members = members | frozenset(value.handles) | value.members
+            if positional:
+                fields.append(value)
         if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
             xla = True
-        return Value(params=params, xla=xla, members=members)
+        if positional and len(fields) != len(node.elements):
+            fields = []
+        return Value(params=params, xla=xla, members=members, fields=tuple(fields))
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -879,6 +903,14 @@ class ScopeWalker:
         if qualified in cat.MODULE_CONTAINERS:
             # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
             return Value(members=frozenset().union(*(frozenset(value.handles) | value.members for _, value in args)))
+        if dotted in ("zip", "enumerate") and self._is_free(dotted) and args and not any(arg.star for arg, _ in args):
+            # `for i, (block, lr) in enumerate(zip(net.blocks, lrs))`: each item is a tuple whose
+            # positions are items of the sources
+            sources = [value for arg, value in args if arg.keyword is None]
+            items = (_EMPTY, _element_of(sources[0])) if dotted == "enumerate" else tuple(map(_element_of, sources))
+            return Value(params=frozenset().union(*(value.params for _, value in args)),
+                         members=sources[0].members | frozenset(sources[0].handles) if dotted == "enumerate" else frozenset(),
+                         items=items)
         if dotted in _PASS_THROUGH and args:
             # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
             inner = args[-1][1] if dotted == "filter" else args[0][1]
@@ -1201,14 +1233,15 @@ class ScopeWalker:
             value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
+        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
         for origin, sub, event in summary.placements:
-            handles = actual(origin, sub)
+            handles = actual(origin, sub) if not never_runs(event.site.guards, truths) else ()
             if handles:
                 # The helper's own branches come along: two of its placements on exclusive paths (a
                 # wrap in one arm, a cast in another) are never one after the other.
                 site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
                                            inner=event.site.guards + event.site.inner)
-                elsewhere = event.elsewhere or (summary.locate(event.site.node) if summary.locate else None)
+                elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                               event.argument_text, event.operation, elsewhere=elsewhere,
@@ -1231,7 +1264,9 @@ class ScopeWalker:
                 handed = tuple({id(h): h for h in (*passed, *made)}.values())
                 self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
         if summary.constructed:
-            return self._construct(call, summary, actual)
+            return self._construct(call, summary, actual, truths)
+        if summary.fields:
+            return self._returned_fields(call, summary, actual, positional)
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -1243,6 +1278,25 @@ class ScopeWalker:
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value]) -> Value:
+        """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
+        with the holders built at this call on what the caller handed in."""
+        values = []
+        for entry in summary.fields:
+            value = _EMPTY
+            if entry is not None and entry[0] == "holder":
+                kind, label, models, bucket_view = entry[1]
+                handles = frozenset(h for o, s in models for h in actual(o, s))
+                if handles:
+                    event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
+                    self._emit(event)
+                    value = Value(holders=(event,))
+            elif entry is not None and entry[1] < len(positional):
+                returned = positional[entry[1]]
+                value = Value(handle=returned.handle, alts=returned.alts)
+            values.append(value)
+        return Value(fields=tuple(values))
 
     def _note_handed_back(self, returned: cst.BaseExpression) -> None:
         """`return model, MasterWeightOptimizer(optimizer)`: the optimizer a function was handed goes
@@ -1283,7 +1337,7 @@ class ScopeWalker:
                 return bool(bound & names)
         return False
 
-    def _construct(self, call: cst.Call, summary: HelperSummary, actual) -> Value:
+    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool]) -> Value:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
         holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
@@ -1291,13 +1345,15 @@ class ScopeWalker:
             self._instances[new.obj] = self._built.pop(id(call))
         holders = []
         for inner, label, models, bucket_view, attribute in summary.constructed:
+            if never_runs(inner.site.guards, truths):
+                continue  # under a condition this call's literal arguments make false
             handles = frozenset(
                 handle for origin, sub in models
                 for handle in ((Handle(new.obj, sub, ".".join((new.text,) + sub)),) if origin.kind == "new" else actual(origin, sub))
             )
             if isinstance(inner, PlacementEvent):
                 site = self._site(call, via=f"{summary.name}()")
-                elsewhere = inner.elsewhere or (summary.locate(inner.site.node) if summary.locate else None)
+                elsewhere = inner.elsewhere or (Elsewhere(summary.locate, inner.site.node) if summary.locate else None)
                 for handle in handles:
                     self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere))
                 continue
@@ -1546,6 +1602,8 @@ def _element_of(source: Value) -> Value:
     """What a loop over `source` binds its target to: one of the modules it holds (`for part in
     [net.a, net.b]`, `for sub in net.modules()`, `for block in net.blocks`), or, for a loop over
     parameters, something that carries them but is no module."""
+    if source.items:
+        return Value(params=source.params, fields=source.items)
     if source.members:
         return Value(_first(source.members), params=source.params, alts=source.members, element=True)
     if source.handle is not None and not source.holders:

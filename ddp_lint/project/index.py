@@ -139,7 +139,8 @@ class ProjectIndex:
             if candidate == path:
                 continue  # the callee's own file: its analysis has them
             text = self._peek(candidate)
-            if text is None or not token.search(text):
+            # the substring first: a pattern that opens with `\b` is tried at every position
+            if text is None or name not in text or not token.search(text):
                 continue
             # it must import the name or its module (`from loop import train`, `import loop`)
             if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
@@ -214,7 +215,7 @@ class ProjectIndex:
         if bases:
             # A base class's methods run through `self.m()` and `super().m()`: those this file calls
             # and does not define itself count, each by its own block.
-            inherited = (set(_SELF_CALL.findall(text)) - set(_DEFINED.findall(text))) | set(_SUPER_CALL.findall(text))
+            inherited = (set(_SELF_CALL.findall(text)) - _defined_names(text)) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
                     h, p = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
@@ -227,7 +228,7 @@ class ProjectIndex:
         block = _definition_block(text, name) if text is not None else None
         if block is None or not block.startswith("class"):
             return set()
-        return set(_DEFINED.findall(block)) - {"__init__"}
+        return _defined_names(block) - {"__init__"}
 
     def _base_classes(self, text: str, importer: str) -> Set:
         found: Set = set()
@@ -286,7 +287,7 @@ class ProjectIndex:
                 result = token_halves(block if code is None else code, self.catalog, with_wraps)
                 if result != (True, True) and depth < 3:
                     # what it calls of its own module counts (`self.opt = make_opt(net)` in `__init__`)
-                    defined = set(_TOP_LEVEL_DEF.findall(text))
+                    defined = _top_level_functions(text)
                     for callee in set(_PLAIN_CALL.findall(block if code is None else code)) & defined:
                         if callee != class_name and result != (True, True):
                             h, p = self._definition_halves(path, callee, with_wraps, depth + 1)
@@ -302,12 +303,32 @@ class ProjectIndex:
         return result
 
 
-_SELF_CALL = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
-_TOP_LEVEL_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+# Each pattern starts with a literal (`.`, `self.`, `def`) and never backtracks inside a name: the
+# plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
+# large module, asked thousands of times over transformers.
+_SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
 _PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
-_ATTRIBUTE_CALLS = re.compile(r"\w\.([A-Za-z_]\w*)\s*\(")
-_SUPER_CALL = re.compile(r"\bsuper\(\)\.([A-Za-z_]\w*)\s*\(")
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_ATTRIBUTE_CALLS = re.compile(r"\.(?<=\w\.)([A-Za-z_]\w*+)\s*+\(")
+_SUPER_CALL = re.compile(r"super\(\)\.(?<=\bsuper\(\)\.)([A-Za-z_]\w*+)\s*+\(")
+_DEF_NAME = re.compile(r"def[ \t]++([A-Za-z_]\w*)")
+
+
+def _defined_names(text: str) -> Set[str]:
+    """The names of every `def` in the text, at any depth (a line holding `def name` after nothing but
+    indentation or `async`)."""
+    names = set()
+    for match in _DEF_NAME.finditer(text):
+        start = match.start()
+        before = text[text.rfind("\n", 0, start) + 1:start]
+        if not before.strip(" \t") or (before.strip(" \t") == "async" and before[-1:] in " \t"):
+            names.add(match.group(1))
+    return names
+
+
+def _top_level_functions(text: str) -> Set[str]:
+    """The functions defined at the margin, from the one scan `_definition_match` makes per text."""
+    _definition_match(text, "")
+    return {name for name, match in _DEFINITIONS[id(text)][1].items() if not match.group(0).startswith("class")}
 _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)", re.MULTILINE)
 
 

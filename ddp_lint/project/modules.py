@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 
 @lru_cache(maxsize=None)
@@ -36,6 +36,7 @@ class Resolver:
 
     def __init__(self, roots: Iterable[str] = ()) -> None:
         self.roots = [os.path.abspath(r) for r in roots]
+        self._files: Dict[Tuple[str, str], Optional[str]] = {}
 
     def roots_for(self, importer: str) -> List[str]:
         folder = os.path.dirname(os.path.abspath(importer))
@@ -64,6 +65,14 @@ class Resolver:
         return ".".join(base + ([rest] if rest else []))
 
     def module_file(self, module: str, importer: str) -> Optional[str]:
+        # the roots depend on the importer's folder alone: one answer per folder (a large tree asks the
+        # same names from each of its files)
+        key = (module, os.path.dirname(os.path.abspath(importer)))
+        if key not in self._files:
+            self._files[key] = self._module_file(module, importer)
+        return self._files[key]
+
+    def _module_file(self, module: str, importer: str) -> Optional[str]:
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
         relative = module.replace(".", os.sep)

@@ -12,7 +12,8 @@ from typing import Callable, ClassVar, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from .. import catalog as cat
-from ..analysis.events import Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
+from ..analysis.events import Elsewhere, Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
+from ..analysis.names import code_text
 from ..analysis.stories import HolderStory, Step
 
 LineOf = Callable[[cst.CSTNode], int]
@@ -23,7 +24,7 @@ class Related:
     node: cst.CSTNode
     role: str  # "placement", "state", "wrap"
     message: str
-    elsewhere: Optional[Tuple[str, int, int]] = None  # also shown where another module's function does it
+    elsewhere: Optional[Elsewhere] = None  # also shown where another module's function does it
 
 
 @dataclass
@@ -163,7 +164,7 @@ def condition_phrase(holder_site: Site, step: Step) -> str:
     only_placement = [guard for guard in placement_site.guards if guard not in holder_site.guards]
     if only_placement:
         guard = only_placement[-1]
-        pieces.append(f"conditionally, under `if {_code(guard.test)}:`" if guard.holds else f"conditionally, unless `{_code(guard.test)}`")
+        pieces.append(f"conditionally, under `if {code_text(guard.test)}:`" if guard.holds else f"conditionally, unless `{code_text(guard.test)}`")
     for ending in step.skipped:
         guards = [g for g in ending.site.guards if g not in holder_site.guards and g not in placement_site.guards]
         if guards:
@@ -172,11 +173,7 @@ def condition_phrase(holder_site: Site, step: Step) -> str:
 
 
 def _guard_text(guard: Guard) -> str:
-    return f"`{_code(guard.test)}`" if guard.holds else f"not `{_code(guard.test)}`"
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node).strip()
+    return f"`{code_text(guard.test)}`" if guard.holds else f"not `{code_text(guard.test)}`"
 
 
 def state_reason(holder: HolderEvent, step: Step, line_of: LineOf) -> str:

@@ -1,0 +1,92 @@
+"""Calls in context: what a call's constant arguments decide inside the function it calls.
+
+A summary is made once per function, but a branch of it may run for one call and not another:
+`Wrapped(net)` leaves `use_half=False`, so the constructor's `if use_half: self.net = net.half()` does
+not happen for that call, while `Wrapped(net, use_half=True)` casts the net. The summary keeps, for
+each parameter the function never rebinds, its position and the truth of its literal default; a call
+fills in what it passes as a literal, and an event of the summary whose own conditions are false for
+that call is not replayed there. Anything not literal is unknown, and unknown never drops an event.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from .events import Guard
+from .names import dotted_name
+
+# name -> (position among the arguments a caller passes, the truth of its literal default or None)
+Decidable = Dict[str, Tuple[int, Optional[bool]]]
+
+
+def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: Iterable[str]) -> Decidable:
+    """The parameters whose truth a call can decide: those the body never assigns again."""
+    params = list(function.params.posonly_params + function.params.params)
+    if is_method and params:
+        params = params[1:]
+    reassigned = set(rebound)
+    decidable: Decidable = {}
+    for index, param in enumerate(params + list(function.params.kwonly_params)):
+        name = param.name.value
+        if name in reassigned:
+            continue
+        position = index if index < len(params) else 1 << 30  # keyword-only: never by position
+        decidable[name] = (position, literal_truth(param.default) if param.default is not None else None)
+    return decidable
+
+
+def literal_truth(node: cst.BaseExpression) -> Optional[bool]:
+    """`False`, `None`, `0`, `""` and the like as Python judges them; None for anything not literal."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value == "True"
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        try:
+            return bool(ast.literal_eval(node.value))
+        except (ValueError, SyntaxError):
+            return None
+    return None
+
+
+def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, bool]:
+    """The truth of each decidable parameter at this call: the literal passed, else the literal default
+    when nothing can pass it (a `*args` or `**kwargs` at the call may)."""
+    positional = [arg for arg in args if arg.keyword is None and arg.star == ""]
+    keywords = {arg.keyword.value: arg for arg in args if arg.keyword is not None}
+    spread = any(arg.star for arg in args)
+    truths: Dict[str, bool] = {}
+    for name, (position, default) in decidable.items():
+        passed = positional[position] if position < len(positional) else keywords.get(name)
+        if passed is not None:
+            truth = literal_truth(passed.value)
+        else:
+            truth = None if spread else default
+        if truth is not None:
+            truths[name] = truth
+    return truths
+
+
+def never_runs(guards: Sequence[Guard], truths: Mapping[str, bool]) -> bool:
+    """Whether one of the conditions on the way to an event is false for this call."""
+    return bool(truths) and any(_truth(guard.test, truths) is (not guard.holds) for guard in guards)
+
+
+def _truth(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[bool]:
+    """Three-valued: True, False, or None when the call does not decide it."""
+    name = dotted_name(test)
+    if name is not None:
+        return truths.get(name)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _truth(test.expression, truths)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _truth(test.left, truths), _truth(test.right, truths)
+        if isinstance(test.operator, cst.And):
+            if left is False or right is False:
+                return False
+            return True if left is True and right is True else None
+        if left is True or right is True:
+            return True
+        return False if left is False and right is False else None
+    return None

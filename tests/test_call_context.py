@@ -1,0 +1,58 @@
+"""Calls in context (analysis/context.py): a call's literal arguments decide the callee's branches."""
+import textwrap
+
+import libcst as cst
+import pytest
+
+from ddp_lint.analysis.context import call_truths, decidable_parameters, never_runs
+from ddp_lint.analysis.events import Guard
+from ddp_lint.engine import lint_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+WRAPPED = """
+import torch
+
+class Wrapped:
+    def __init__(self, net, use_half=False, *, compile_it=None):
+        self.net = net
+        {rebind}
+        if use_half and not compile_it:
+            self.net = net.half()
+
+def main(net, flag):
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    wrapped = {call}
+    return wrapped, opt
+"""
+
+
+@pytest.mark.parametrize("call, rebind, reported", [
+    ("Wrapped(net)", "", False),  # the default leaves the branch out
+    ("Wrapped(net, False)", "", False),
+    ("Wrapped(net, True)", "", True),
+    ("Wrapped(net, use_half=1)", "", True),
+    ("Wrapped(net, True, compile_it=True)", "", False),  # `not compile_it` is false
+    ("Wrapped(net, True, compile_it=None)", "", True),
+    ("Wrapped(net, flag)", "", True),  # unknown: the event stays
+    ("Wrapped(net, **{'use_half': True})", "", True),  # a spread may pass it: the default is not assumed
+    ("Wrapped(net)", "use_half = use_half or torch.cuda.is_available()", True),  # rebound: undecided
+])
+def test_literal_arguments_decide_the_constructor_branch(call, rebind, reported):
+    source = textwrap.dedent(WRAPPED).format(call=call, rebind=rebind or "pass")
+    codes = [f.code for f in lint_source(source, "t.py", ALL)]
+    assert ("DDP101" in codes) is reported, codes
+
+
+def test_truths_are_three_valued():
+    function = cst.parse_statement("def f(a, b=False, c=None, *, d=1, e=x): a = 2")
+    decidable = decidable_parameters(function, False, {"a"})
+    assert decidable == {"b": (1, False), "c": (2, False), "d": (1 << 30, True), "e": (1 << 30, None)}
+    call = cst.parse_expression("f(0, True, c=y)")
+    truths = call_truths(decidable, call.args)
+    assert truths == {"b": True, "d": True}
+    assert not never_runs([Guard(cst.parse_expression("b and (c or not d)"), True)], truths)  # c decides
+    assert never_runs([Guard(cst.parse_expression("b and not d"), True)], truths)
+    assert never_runs([Guard(cst.parse_expression("c or not b"), True)], {"b": True, "c": False})
+    assert never_runs([Guard(cst.parse_expression("d"), False)], truths)

@@ -1,0 +1,77 @@
+"""Tuples keep their positions (issue 27, cause 1a/1e): a helper's returned tuple and a zip's items."""
+import textwrap
+
+import pytest
+
+from ddp_lint.engine import lint_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+
+def _found(source):
+    return [(f.line, f.code, f.message.split(" is built")[0]) for f in lint_source(textwrap.dedent(source), "t.py", ALL)]
+
+
+def test_the_holder_is_the_position_the_helper_returns_it_at():
+    found = _found("""
+        import torch
+
+        def state(model):
+            opt = torch.optim.AdamW(model.parameters())
+            return torch.optim.lr_scheduler.StepLR(opt, 1), opt
+
+        def main(model, device):
+            sched, optimizer = state(model)
+            model.to(device)
+    """)
+    assert [(line, code) for line, code, _ in found] == [(9, "DDP101")]
+    assert "`optimizer`" in found[0][2] and "`sched`" not in found[0][2]
+
+
+def test_a_returned_tuple_of_another_model_holds_nothing_here():
+    assert _found("""
+        import torch
+        from torch import nn
+
+        def state(model):
+            probe = nn.Linear(2, 2)
+            return torch.optim.AdamW(probe.parameters()), model
+
+        def main(model, device):
+            opt, model = state(model)
+            model.to(device)
+    """) == []
+
+
+def test_the_model_handed_back_in_the_tuple_is_the_callers():
+    found = _found("""
+        import torch
+
+        def state(model):
+            return model, torch.optim.AdamW(model.parameters())
+
+        def main(net, device):
+            model, opt = state(net)
+            model.to(device)
+    """)
+    assert [(line, code) for line, code, _ in found] == [(8, "DDP101")]
+
+
+@pytest.mark.parametrize("loop, reported", [
+    ("for block, lr in zip(net.blocks, lrs):", True),
+    ("for i, (block, lr) in enumerate(zip(net.blocks, lrs), start=1):", True),
+    ("for lr, block in zip(lrs, other.blocks):", False),  # another net's blocks: this move is not theirs
+    ("for lr, block in zip(net.blocks, lrs):", False),  # the positions swapped: `block` is a learning rate
+])
+def test_zip_items_keep_their_sources(loop, reported):
+    found = _found(f"""
+        import torch
+
+        def main(net, other, lrs, device):
+            opts = []
+            {loop}
+                opts.append(torch.optim.SGD(block.parameters(), lr=lr))
+            net.to(device)
+    """)
+    assert bool(found) is reported, found
