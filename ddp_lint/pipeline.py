@@ -113,8 +113,9 @@ def add_noqa(document: Document, settings: Settings, project=None, write: bool =
     """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet.
     The findings it could not silence (on a notebook's IPython line) stay in the report."""
     from .noqa_edits import apply, insertions
+    from .suppression import unsuppressed
 
-    parsed, diagnostics = _diagnostics(document, settings, project)
+    _, diagnostics = _diagnostics(document, settings, project)
     program = document.program
     if not diagnostics or program is None:
         return FileReport(document.path)
@@ -122,9 +123,7 @@ def add_noqa(document: Document, settings: Settings, project=None, write: bool =
     if not edits:
         return FileReport(document.path, [wire(d, document) for d in diagnostics])
     new_program = apply(program, edits)
-    from .suppression import unsuppressed
-
-    left = unsuppressed(diagnostics, new_program)
+    left = unsuppressed(diagnostics, new_program)  # read back as a check will read it: none, unless a bug
     new_text = document.rebuild(new_program)
     if write:
         from .fixer.writer import write_atomic
