@@ -27,10 +27,10 @@ pre { background: #f6f6f6; border: 1px solid #ddd; padding: 8px; overflow-x: aut
 .verdict.ok { border-color: #1e7d32; background: #eef7ee; } .verdict.bad { border-color: #b3261e; background: #fbeeed; }
 table { border-collapse: collapse; margin: 6px 0; } th, td { border: 1px solid #ccc; padding: 3px 8px;
   text-align: left; vertical-align: top; } th { background: #f0f0f0; }
-.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 12px; }
 figure.chart-box { margin: 0; break-inside: avoid; page-break-inside: avoid; }
 figure.chart-box figcaption { font-weight: 600; font-size: 13px; }
-svg.chart { max-width: 100%; height: auto; background: #fff; }
+svg.chart { width: 100%; max-width: 560px; height: auto; background: #fff; }
 .rank { break-inside: avoid; page-break-inside: avoid; }
 .diff .add { color: #1b5e20; background: #e8f5e9; } .diff .del { color: #8e1b13; background: #fdecea; }
 .diff .hunk { color: #555; }
@@ -45,6 +45,7 @@ svg.chart { max-width: 100%; height: auto; background: #fff; }
 }
 """
 
+_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 RUN = Style("#333333", "", "circle")
 
 
@@ -91,6 +92,8 @@ class _Sources:
 def _head(title: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            # Nothing runs and nothing is fetched, whatever a quoted line holds: the page is its own proof.
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>")
 
 

@@ -78,7 +78,7 @@ def test_verify_page_overlays_both_runs_per_rank_with_the_records_numbers() -> N
     assert "opt = make(model)  # &lt;b&gt;&amp;amp;&lt;/b&gt;" in page
     assert '<span class="add">+fully_shard(model)</span>' in page
     assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    assert "@media print" in page
+    assert "@media print" in page and "default-src 'none'" in page  # no script runs, nothing is fetched
 
 
 def test_user_text_is_escaped_everywhere() -> None:
