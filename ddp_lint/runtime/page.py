@@ -108,10 +108,6 @@ def _header(title: str, verdict: str, ok: bool, command: str, facts: Sequence[st
     return "".join(out)
 
 
-def _run_cell(report: RunReport) -> str:
-    return script_status(report)
-
-
 def _checksum(report: RunReport) -> str:
     trace = report.traces.get(0) or next(iter(report.traces.values()), None)
     final = trace.final() if trace else None
@@ -127,7 +123,7 @@ def _summary(columns: Sequence[_Column]) -> str:
                              if c.static is not None else "(not analysed)" for c in columns]),
         ("runtime findings", [", ".join(f"{f.code} line {f.line} ({f.severity})" for f in c.report.findings) or "none"
                               for c in columns]),
-        ("run", [_run_cell(c.report) for c in columns]),
+        ("run", [script_status(c.report) for c in columns]),
         ("model", [model_status(c.report) or "-" for c in columns]),
         ("in short", [describe(c.report) for c in columns]),
         ("param checksum (rank 0)", [_checksum(c.report) for c in columns]),
@@ -154,7 +150,7 @@ def _rank_groups(columns: Sequence[_Column]) -> List[tuple]:
         missing = f": {node.missing}, its ranks' records are not in this report" if node.missing else ""
         mine = sorted(node.ranks)
         placed.update(mine)
-        groups.append((f"node {node.node}{host}{missing}", [r for r in mine if r in ranks] or mine))
+        groups.append((f"node {node.node}{host}{missing}", [r for r in mine if r in ranks]))
     rest = [r for r in ranks if r not in placed]
     if rest:
         groups.append(("ranks no node named", rest))
@@ -187,7 +183,7 @@ def _charts(columns: Sequence[_Column]) -> str:
                                   kind="update", caption="parameter change"))
             out.append("</div></div>")
         if not ranks:
-            out.append('<p class="muted">No rank recorded a step.</p>')
+            out.append('<p class="muted">No rank here recorded a step.</p>')
     out.append("</section>")
     return "".join(out)
 
@@ -290,8 +286,9 @@ def _nodes(columns: Sequence[_Column]) -> str:
                    "<th>exit code</th><th>status</th></tr>")
         for n in column.report.nodes:
             ranks = ", ".join(column.report.rank_label(r) for r in n.ranks) or "-"
+            code = "-" if n.exit_code is None else n.exit_code
             out.append(f"<tr><td>{n.node}</td><td>{_e(n.host)}</td><td>{_e(ranks)}</td>"
-                       f"<td>{'-' if n.exit_code is None else n.exit_code}</td><td>{_e(n.missing or 'reported')}</td></tr>")
+                       f"<td>{code}</td><td>{_e(n.missing or 'reported')}</td></tr>")
         out.append("</table>")
     out.append("</section>")
     return "".join(out)

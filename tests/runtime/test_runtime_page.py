@@ -67,13 +67,14 @@ def test_verify_page_overlays_both_runs_per_rank_with_the_records_numbers() -> N
     for rank in (0, 1):
         for side, label in ((result.original, "original"), (result.fixed, "fixed")):
             rows = [r for r in side.report.traces[rank].steps]
-            assert chart(charts, "loss", rank).series[label] == ([r["step"] - 1 for r in rows],
-                                                                [r["loss"] for r in rows])
+            expected = ([r["step"] - 1 for r in rows], [r["loss"] for r in rows])
+            assert chart(charts, "loss", rank).series[label] == expected
             assert chart(charts, "update", rank).series[label][1] == [r["update_norm"] for r in rows]
     assert chart(charts, "update", 0).series["original"][1] == [0.0, 0.0, 0.0]
     assert "Nothing to compare" in page  # no replicated parameters recorded
     # The verdict, the command, the findings with their source lines, the diff.
-    assert result.verdict in page and "ddp-lint verify --nproc-per-node 2 &#x27;jobs/&lt;train&gt; &amp; co.py&#x27;" in page
+    assert result.verdict in page
+    assert "ddp-lint verify --nproc-per-node 2 &#x27;jobs/&lt;train&gt; &amp; co.py&#x27;" in page
     assert "optimizer built before &lt;fully_shard&gt; &amp; co." in page
     assert "opt = make(model)  # &lt;b&gt;&amp;amp;&lt;/b&gt;" in page
     assert '<span class="add">+fully_shard(model)</span>' in page

@@ -1,6 +1,7 @@
 """The HTML report in a real browser: headless Chromium (the system package, started here; the page's
-Content-Security-Policy lets no script run and nothing load) renders a page whose screenshot is not blank and shows both series' colours, whose DOM holds the
-charts with the records' numbers, and which prints to PDF.
+Content-Security-Policy lets no script run and nothing load) renders a page whose screenshot is not
+blank and shows both series' colours, whose DOM holds the charts with the records' numbers, and
+which prints to PDF.
 
 Chromium is required where the CI variable is set (`.ci/run` installs it); elsewhere the test is
 skipped with the command that installs it.

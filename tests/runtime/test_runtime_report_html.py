@@ -41,8 +41,8 @@ def test_verify_report_of_a_silent_fully_shard_shows_the_original_frozen_and_the
         for side, label in ((result.original, "original"), (result.fixed, "fixed")):
             rows = _steps(side.report.traces[rank].steps)
             assert len(rows) == 4
-            assert chart(charts, "loss", rank).series[label] == ([int(r["step"]) - 1 for r in rows],
-                                                                [r["loss"] for r in rows])
+            expected = ([int(r["step"]) - 1 for r in rows], [r["loss"] for r in rows])
+            assert chart(charts, "loss", rank).series[label] == expected
             assert chart(charts, "update", rank).series[label] == ([0, 1, 2, 3], [r["update_norm"] for r in rows])
         # The picture: the original's parameters never move, the fixed ones do at every step.
         assert chart(charts, "update", rank).series["original"][1] == [0.0] * 4
