@@ -361,6 +361,25 @@ def base_method_placement(kind: str) -> Placement:
     return Placement(PlacementKind(kind), _BASE_METHOD_LABELS[kind])
 
 
+# Test frameworks' lifecycles: a method that runs before each of the class's methods whose names
+# start with the prefix (unittest runs `setUp` before every `test*`; pytest runs `setup_method`
+# before every `test*` of a `Test*` class). Keyed by base class, or by "" for pytest's plain classes.
+LIFECYCLES: Dict[str, Tuple[Tuple[str, str], ...]] = {
+    "unittest.TestCase": (("setUp", "test"),),
+    "unittest.IsolatedAsyncioTestCase": (("setUp", "test"), ("asyncSetUp", "test")),
+    "": (("setup_method", "test"),),
+}
+
+
+def lifecycle(bases: Iterable[str], class_name: str) -> FrozenSet[Tuple[str, str]]:
+    """(method that runs first, prefix of the methods it runs before) for a class with these
+    (qualified) bases; pytest's only when the class is named `Test*`, as pytest collects it."""
+    found = set(LIFECYCLES[""]) if class_name.startswith("Test") else set()
+    for base in bases:
+        found.update(LIFECYCLES.get(base, ()))
+    return frozenset(found)
+
+
 # Library calls that move the module they are handed when given a device (ignite's trainers).
 DEVICE_KEYWORD_MOVES: Dict[str, str] = {
     "ignite.engine.create_supervised_trainer": "device",

@@ -191,6 +191,8 @@ class ScopeEvents:
     events: List[object] = field(default_factory=list)
     # A class's methods that its `__init__` calls through `self`: they run inside it, not after it.
     init_calls: FrozenSet[str] = frozenset()
+    # A framework's lifecycle (catalog.LIFECYCLES): (method, prefix) — `setUp` runs before each `test*`.
+    runs_first: FrozenSet[Tuple[str, str]] = frozenset()
 
     def of_type(self, kind: type) -> List:
         return [event for event in self.events if isinstance(event, kind)]

@@ -70,6 +70,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker,
                                         _bases(klass, classes, imports, new_walker, project, path, catalog))
         walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
+        bases = (imports.qualify(name) for name in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if name)
+        walker.scope.runs_first = cat.lifecycle(bases, klass.name.value)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
         for method in ordered:

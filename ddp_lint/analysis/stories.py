@@ -87,7 +87,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if holder.refused_with and _under_flag(event.site, holder.refused_with):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if not _runs_after(holder.site, event.site, scope.init_calls):
+            if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
@@ -152,14 +152,21 @@ def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) ->
     return bool(targets) and targets[-1] == _target(event)
 
 
-def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozenset()) -> bool:
+def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozenset(),
+                runs_first: FrozenSet[Tuple[str, str]] = frozenset()) -> bool:
     """Source order is execution order within one function; across a class's methods only `__init__`
-    is known to run first, and not before the methods it calls itself. An event replayed from a
+    is known to run first, and not before the methods it calls itself, and a framework's lifecycle
+    method before the methods it prepares (`setUp` before each `test*`). An event replayed from a
     helper (`self.setup()`) is ordered at its call."""
     a, b = _root(first), _root(second)
     if a is b:
         return True
-    return a is not None and a.name.value == "__init__" and (b is None or b.name.value not in init_calls)
+    if a is None:
+        return False
+    if a.name.value == "__init__":
+        return b is None or b.name.value not in init_calls
+    return b is not None and any(a.name.value == method and b.name.value.startswith(prefix)
+                                 for method, prefix in runs_first)
 
 
 def _between(ending, first: Site, last: Site) -> bool:

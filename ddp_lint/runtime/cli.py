@@ -75,7 +75,7 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _add_launch_options(parser: argparse.ArgumentParser) -> None:
+def _add_launch_options(parser: argparse.ArgumentParser, report_help: str) -> None:
     parser.add_argument("--nproc-per-node", "--nproc_per_node", "--nproc", dest="nproc", type=_positive_int,
                         default=1, metavar="N", help="processes to start (torchrun when N > 1; default 1)")
     parser.add_argument("--backend", choices=("gloo", "nccl"), default=None,
@@ -91,6 +91,8 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--launcher", choices=("auto", "torchrun", "direct"), default="auto",
                         help="auto: torchrun for N > 1, a plain process for N = 1")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--report", default=None, metavar="FILE.html",
+                        help=report_help)
     nodes = parser.add_argument_group("multi-node (as torchrun; node 0 collects every node's records)")
     nodes.add_argument("--nnodes", default=None, metavar="N|MIN:MAX", help="nodes of the job (default 1)")
     nodes.add_argument("--node-rank", "--node_rank", type=int, default=None, metavar="K",
@@ -116,7 +118,10 @@ def _run_parser() -> _Parser:
     parser = _Parser(prog="ddp-lint run",
                      description="Run a training script under torchrun with the ddp-lint monitor in every rank.")
     parser.add_argument("--quiet", action="store_true", help="do not copy the script's output to stderr")
-    _add_launch_options(parser)
+    _add_launch_options(parser, "also write a self-contained HTML report (no network, no JavaScript, prints "
+                                "well): per rank the loss and the parameter change per step, the ranks' "
+                                "divergence, the findings with their source lines and the command to reproduce; "
+                                "records every step as verify does (slower); on node 0 of a multi-node job")
     return parser
 
 
@@ -129,7 +134,11 @@ def _verify_parser() -> _Parser:
     parser.add_argument("--seed", type=int, default=0,
                         help="seed set in both runs before the script starts (default 0)")
     parser.add_argument("--show-output", action="store_true", help="copy both scripts' output to stderr")
-    _add_launch_options(parser)
+    _add_launch_options(parser, "also write a self-contained HTML report (no network, no JavaScript, prints "
+                                "well): per rank the loss and the parameter change per step of the original and "
+                                "the fixed run overlaid, the ranks' divergence, the findings with their source "
+                                "lines, the fix's diff, the verdict and the command to reproduce; on node 0 of a "
+                                "multi-node job")
     return parser
 
 
@@ -176,7 +185,46 @@ def _parse(parser: _Parser, argv: List[str]) -> argparse.Namespace:
         parser.error("--launcher direct starts one process; a multi-node job runs through torchrun")
     if not os.path.isfile(args.script):
         parser.error(f"no such script: {args.script}")
+    if args.report is not None:
+        folder = os.path.dirname(os.path.abspath(args.report))
+        if not os.path.isdir(folder):
+            parser.error(f"--report: no such folder: {folder}")
+        if os.path.isdir(args.report):
+            parser.error(f"--report: {args.report} is a folder; give a file name (report.html)")
     return args
+
+
+def _reproduce(command: str, argv: List[str]) -> str:
+    """The command line that reproduces this run, as the page shows it."""
+    import shlex
+
+    return " ".join(["ddp-lint", command, *(shlex.quote(a) for a in argv)])
+
+
+def _write_report(command: str, path: str, text: str) -> bool:
+    from .page import write_page
+
+    try:
+        write_page(path, text)
+    except OSError as exc:
+        print(f"ddp-lint {command}: error: cannot write the report {path}: {exc}", file=sys.stderr)
+        return False
+    print(f"ddp-lint {command}: report written to {path}", file=sys.stderr)
+    return True
+
+
+def _run_page(args: argparse.Namespace, argv: List[str], report: Any) -> bool:
+    """`run --report`: the page, with the script's static findings when the static engine can give them."""
+    from .page import run_page
+    from .verify import VerifyUnavailable, static_findings
+
+    notes: List[str] = []
+    try:
+        static = static_findings(os.path.abspath(args.script))
+    except VerifyUnavailable as exc:
+        static = None
+        notes.append(f"no static findings: {str(exc).splitlines()[0]}")
+    return _write_report("run", args.report, run_page(report, static, _reproduce("run", argv), notes))
 
 
 def _spec(args: argparse.Namespace, echo: Optional[object], trace: bool, seed: Optional[int]) -> "object":
@@ -223,10 +271,11 @@ def run_main(argv: List[str]) -> int:
         return exc.status
     if args is None:
         return 2
-    spec = _spec(args, None if args.quiet else sys.stderr, trace=False, seed=None)
+    # The report's charts need the per-step records that only trace mode writes.
+    spec = _spec(args, None if args.quiet else sys.stderr, trace=args.report is not None, seed=None)
     _interrupt_on_sigterm()
     if args.nodes is not None:
-        return _run_node(args, spec)
+        return _run_node(args, spec, argv)
     try:
         result = launch(spec)  # type: ignore[arg-type]
     except KeyboardInterrupt:  # the launcher has already stopped every process of the run
@@ -234,10 +283,12 @@ def run_main(argv: List[str]) -> int:
         return 130
     report = build_report(args.script, args.nproc, result, args.timeout)
     sys.stdout.write(render_json(report) if args.output_format == "json" else render_text(report))
+    if args.report is not None and not _run_page(args, argv, report):
+        return 2
     return exit_status(report)
 
 
-def _run_node(args: argparse.Namespace, spec: Any) -> int:
+def _run_node(args: argparse.Namespace, spec: Any, argv: List[str]) -> int:
     """One node of a multi-node run: node 0 prints the whole job's report, the others one line."""
     import json
 
@@ -260,6 +311,8 @@ def _run_node(args: argparse.Namespace, spec: Any) -> int:
         report = build_report(args.script, world, outcome.result, args.timeout, nodes=outcome.nodes)
         sys.stdout.write(render_json(report) if args.output_format == "json" else render_text(report))
         code = exit_status(report)
+        if args.report is not None and not _run_page(args, argv, report):
+            code = 2
         finish(outcome, code)
         return code
     ranks = sorted(outcome.result.records)
@@ -304,12 +357,20 @@ def verify_main(argv: List[str]) -> int:
         print(f"ddp-lint verify: error: {exc}", file=sys.stderr)
         return 2
     if args.nodes is not None:
-        return _verify_node(args, result)
+        return _verify_node(args, result, argv)
     sys.stdout.write(render_json(result) if args.output_format == "json" else render_text(result))
+    if args.report is not None and not _verify_page(args, argv, result):
+        return 2
     return result.exit_code
 
 
-def _verify_node(args: argparse.Namespace, result: Any) -> int:
+def _verify_page(args: argparse.Namespace, argv: List[str], result: Any) -> bool:
+    from .page import verify_page
+
+    return _write_report("verify", args.report, verify_page(result, _reproduce("verify", argv)))
+
+
+def _verify_node(args: argparse.Namespace, result: Any, argv: List[str]) -> int:
     """One node of a multi-node verify: node 0 prints the comparison of both sides' whole-job reports and
     sends its exit code to the other nodes, which print one line."""
     import json
@@ -323,6 +384,8 @@ def _verify_node(args: argparse.Namespace, result: Any) -> int:
         sys.stdout.write(render_json(result) if args.output_format == "json" else render_text(result))
         sides = [s for s in (result.original, result.fixed) if s is not None]
         code = INCOMPLETE_EXIT_CODE if any(s.report.missing_nodes for s in sides) else result.exit_code
+        if args.report is not None and not _verify_page(args, argv, result):
+            code = 2
         for outcome in result.outcomes:
             finish(outcome, code)
         return code

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -64,18 +64,19 @@ def bit_hash(tensor: torch.Tensor) -> int:
 
 
 def fingerprint(params: Iterable[torch.Tensor]) -> Dict[str, object]:
-    """Sum, combined hash and per-parameter hashes of `params`, in their given order.
+    """Sum, combined hash, and per-parameter hashes and sums of `params`, in their given order.
 
     A parameter whose local shard is empty (FSDP gives small parameters to one rank only) hashes
     to None: it cannot change on this rank and must not count as "never trained".
     """
     hashes: List[Optional[int]] = []
-    total = 0.0
+    sums: List[Optional[float]] = []
     for p in params:
         local = local_tensor(p)
         empty = local.numel() == 0 or local.device.type == "meta"
-        total += 0.0 if empty else float_sum(local)
+        sums.append(None if empty else float_sum(local))
         hashes.append(None if empty else bit_hash(local))
+    total = sum((s for s in sums if s is not None), 0.0)
     combined = 0
     for index, h in enumerate(hashes):
         combined = (combined * 1000003 + (h or 0) + index) & _MASK64
@@ -83,4 +84,33 @@ def fingerprint(params: Iterable[torch.Tensor]) -> Dict[str, object]:
         "sum": total,
         "hash": f"{combined:016x}",
         "hashes": [None if h is None else f"{h:016x}" for h in hashes],
+        # What the report compares across ranks, as the cross-rank check (I6) compares them.
+        "sums": sums,
     }
+
+
+def update_norm(before: Sequence[Tuple[torch.Tensor, torch.Tensor]]) -> Optional[float]:
+    """The L2 norm of one optimizer step's update, from (parameter, its local copy before the step) pairs."""
+    norms = []
+    for param, old in before:
+        new = local_tensor(param)
+        if new.shape != old.shape or new.device != old.device or new.numel() == 0 or new.device.type == "meta":
+            continue
+        if not new.is_floating_point():
+            continue
+        if new.element_size() < 4:  # 16-bit types: subtract in float32, as their sums are taken
+            new, old = new.float(), old.float()
+        norms.append(torch.linalg.vector_norm(new - old, dtype=torch.float64))
+    if not norms:
+        return None
+    # One transfer for the whole model.
+    return float(torch.linalg.vector_norm(torch.stack(norms)))
+
+
+def snapshot(params: Iterable[torch.Tensor], limit_bytes: int) -> Optional[List[Tuple[torch.Tensor, torch.Tensor]]]:
+    """Local copies of `params` to measure an update against; None when they would take more than `limit_bytes`."""
+    locals_ = [(p, local_tensor(p)) for p in params]
+    locals_ = [(p, t) for p, t in locals_ if t.numel() and t.device.type != "meta"]
+    if sum(t.numel() * t.element_size() for _, t in locals_) > limit_bytes:
+        return None
+    return [(p, t.clone()) for p, t in locals_]

@@ -25,7 +25,7 @@ from . import invariants as inv
 from .callsite import Site, caller_name, site_of, user_frame, user_site
 from .config import MonitorConfig
 from .findings import RuntimeFinding
-from .fingerprint import change_sums, fingerprint
+from .fingerprint import change_sums, fingerprint, snapshot, update_norm
 from .patching import Patcher
 from .records import END, FINDING, INITIAL, START, STEP, RankRecorder
 from .registry import DDPRecord, OptimizerRecord, PlacementEvent, Registry, ZeroInfo
@@ -36,6 +36,9 @@ _FULLY_SHARD_REEXPORTS = (
     "torch.distributed._composable.fsdp",
     "torch.distributed._composable.fsdp.fully_shard",
 )
+# Trace mode keeps a copy of the model's parameters across each step to measure the update; above
+# this size (per rank) it does not, and the report shows no update norms rather than run out of memory.
+UPDATE_SNAPSHOT_BYTES = 1 << 30
 # Findings that explain a later cross-rank divergence.
 _DIVERGENCE_CAUSES = ("DDP003", "DDP004", "DDP005", "DDP104")
 
@@ -98,6 +101,7 @@ class Monitor:
         self._backwards = 0
         self._in_step: Optional[OptimizerRecord] = None
         self._initial_written: set = set()  # optimizer indexes whose initial fingerprint is out
+        self._before_step: Dict[int, Any] = {}  # trace: optimizer index -> the live parameters before its step
         self._diverged = False
 
     # ------------------------------------------------------------------ install
@@ -559,8 +563,10 @@ class Monitor:
             return
         record.steps += 1
         self._in_step = record
-        if self.config.trace and record.index not in self._initial_written:
-            self._write_initial(record)
+        if self.config.trace:
+            if record.index not in self._initial_written:
+                self._write_initial(record)
+            self._before_step[record.index] = snapshot(self._live_now(), UPDATE_SNAPSHOT_BYTES)
         if record.dirty or record.steps >= record.next_check:
             record.checking = True
             record.since_total = record.last_total
@@ -764,10 +770,19 @@ class Monitor:
             except (RuntimeError, ValueError):
                 loss = None
         params = self._live_now()
+        before = self._before_step.pop(record.index, None)
+        # Positions in the fingerprint of the parameters every rank must hold alike: the report
+        # compares their sums across ranks, step by step (only where there are ranks to compare).
+        replicated: List[int] = []
+        if params and self._world_size() > 1:
+            ids = {id(p) for p in self._replicated()}
+            replicated = [i for i, p in enumerate(params) if id(p) in ids]
         self._record(
             STEP,
             optimizer=record.index,
             step=record.steps,
             loss=loss,
+            update_norm=update_norm(before) if before is not None else None,
             fingerprint=fingerprint(params) if params else None,
+            replicated=replicated,
         )

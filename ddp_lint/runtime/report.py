@@ -44,18 +44,19 @@ class RankTrace:
             return 1
         return max(sorted(counts), key=lambda index: (counts[index], index))
 
-    def _main_steps(self) -> List[Dict[str, object]]:
+    def main_steps(self) -> List[Dict[str, object]]:
+        """The step records of the training loop's optimizer, in order."""
         main = self.main_optimizer()
         return [row for row in self.steps if int(row.get("optimizer", 1)) == main]  # type: ignore[arg-type]
 
     def final(self) -> Optional[Dict[str, object]]:
-        for row in reversed(self._main_steps()):
+        for row in reversed(self.main_steps()):
             if row.get("fingerprint"):
                 return row["fingerprint"]  # type: ignore[return-value]
         return None
 
     def losses(self) -> List[Optional[float]]:
-        return [row.get("loss") for row in self._main_steps()]  # type: ignore[misc]
+        return [row.get("loss") for row in self.main_steps()]  # type: ignore[misc]
 
     def params_changed(self) -> Optional[tuple]:
         """(changed, total) parameters between the first and last fingerprint, None if unknown."""

@@ -76,6 +76,9 @@ class VerifyResult:
     notes: List[str] = field(default_factory=list)
     # Multi-node: each side's node run (node 0 sends the exit code through them; see job.finish).
     outcomes: List[JobOutcome] = field(default_factory=list)
+    # Both texts, for the HTML report's quoted lines (the fixed copy is removed after the run).
+    source: str = ""
+    fixed_source: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -118,6 +121,11 @@ def _static(lint_source: Any, source: str, path: str) -> List[StaticFinding]:
         (StaticFinding(f.code, int(f.line), str(getattr(f, "severity", "")), str(f.message), _no_fix(f)) for f in found),
         key=lambda f: (f.line, f.code),
     )
+
+
+def fixed_display(shown: str) -> str:
+    """How findings, the diff and the report name the fixed copy of the script shown as `shown`."""
+    return f"{shown} [fixed]"
 
 
 def _no_fix(finding: Any) -> str:
@@ -257,7 +265,7 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
             if workdir is None:
                 _same_fixed_copy(fixed_run.records, fixed_path)
             fixed_report = build_report(fixed_path, _world(spec, fixed_nodes), fixed_run, spec.timeout,
-                                        path_map={fixed_path: f"{shown} [fixed]"}, nodes=fixed_nodes)
+                                        path_map={fixed_path: fixed_display(shown)}, nodes=fixed_nodes)
             fixed = Side("fixed", static_fixed, fixed_report)
     finally:
         # Also on an error or an interrupt (SIGINT, and SIGTERM: the CLI turns it into one).
@@ -269,12 +277,25 @@ def run_verify(script: str, script_args: List[str], spec: LaunchSpec) -> VerifyR
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     diff = list(difflib.unified_diff(source.splitlines(), fixed_source.splitlines(),
-                                     f"{shown}", f"{shown} [fixed]", lineterm="", n=1))
+                                     f"{shown}", fixed_display(shown), lineterm="", n=1))
     steps = max(original.report.steps, fixed.report.steps if fixed else 0)
     verdict, equivalent = verdict_for(original, fixed, applied, steps)
     if notes and fixed is not None and fixed.report.failed:
         verdict += f" ({notes[0]})"
-    return VerifyResult(shown, applied, diff, original, fixed, verdict, equivalent, steps, notes, outcomes)
+    return VerifyResult(shown, applied, diff, original, fixed, verdict, equivalent, steps, notes, outcomes,
+                        source, fixed_source if fixed is not None else "")
+
+
+def static_findings(script: str) -> List[StaticFinding]:
+    """The static findings of one script, as `verify` lists them (for `ddp-lint run --report`)."""
+    lint_source, _ = _static_tools(script)
+    with open(script, encoding="utf-8") as handle:
+        source = handle.read()
+    try:
+        return _static(lint_source, source, script)
+    except Exception as exc:  # reported in one line, as verify does
+        raise VerifyUnavailable(f"the static engine failed on {display_path(script)}: "
+                                f"{type(exc).__name__}: {exc}") from None
 
 
 def fixed_side_spec(spec: LaunchSpec) -> LaunchSpec:
