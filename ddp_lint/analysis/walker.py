@@ -41,7 +41,7 @@ from .events import (
     TRY_BODY,
 )
 from .blocks import suites
-from .names import ImportTable, dotted_name, operands, target_elements
+from .names import code_text, ImportTable, dotted_name, operands, target_elements
 from .uses import OPTIMIZER_KEYWORD, use_key
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
@@ -1080,7 +1080,7 @@ class ScopeWalker:
                                               carriers=carriers))
                 # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
                 # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
-                whole = f"{dotted_name(call.func.value)}{label}"
+                whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"
                 own = {h.obj for h in receiver.handles}
                 members = tuple(m for m in receiver.members if m.obj not in own)
                 for each in self._children(call.func.value, receiver, method) + members:
@@ -1100,9 +1100,10 @@ class ScopeWalker:
         `self.model = model`): a module's move or cast moves its whole subtree, so `self.cuda()` in a
         module's own method moves `self.G`. Plain tensors kept in attributes are not moved, and a class
         that defines the method itself (a plain class's own `to()`) is not a module being moved."""
+        kept = self._kept_by_instance(node, receiver, method)
         key = dotted_name(node)
         if key is None or not receiver.handles:
-            return ()
+            return kept
         defines = getattr(self.method_helpers, "defines", None)
         if key == "self" and defines is not None and defines(method):
             return ()
@@ -1114,7 +1115,19 @@ class ScopeWalker:
             if (name.startswith(prefix) and child.obj not in own and binding.holder is None
                     and child.obj not in self._data and child.obj not in self._leaves):
                 children.append(Handle(child.obj, child.sub, name))
-        return tuple(children)
+        return kept + tuple(c for c in children if all(c.obj != k.obj for k in kept))
+
+    def _kept_by_instance(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
+        """The modules an object built here from a summarised class keeps from its constructor's
+        arguments (`Wrapper(gen)` whose `__init__` does `self.gen = gen`): its children, moved with
+        it, unless its class has a method of that name of its own."""
+        instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
+        if instance is None or instance[0](method) is not None:
+            return ()
+        own = {h.obj for h in receiver.handles}
+        return tuple(dict.fromkeys(
+            h for handles in instance[1].values() for h in handles
+            if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
 
     def _all_cpu(self, call: cst.Call, keyword: Optional[str] = None) -> bool:
         """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
@@ -1263,7 +1276,8 @@ class ScopeWalker:
                 made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
                 handed = tuple({id(h): h for h in (*passed, *made)}.values())
                 self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
-        if summary.constructed:
+        if summary.constructed or id(call) in self._built:
+            # a new object: what its constructor built, and what it keeps of the arguments
             return self._construct(call, summary, actual, truths)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional)
