@@ -404,6 +404,11 @@ METHOD_PLACEMENTS: Dict[str, Placement] = {
     "compile": Placement(WRAP, ".compile()"),
 }
 
+# On a tensor, a move or cast is a new tensor (a module's is the module itself): `w = w.xpu()` leaves
+# the optimizer with the old `w`.
+TENSOR_COPY_METHODS: FrozenSet[str] = frozenset(
+    name for name, placement in METHOD_PLACEMENTS.items() if placement.kind in (MOVE, CAST))
+
 # Module methods that return the module itself, so `m = m.train()` keeps the handle.
 SELF_RETURNING_METHODS: FrozenSet[str] = frozenset(
     "to cuda cpu xpu mps half float double bfloat16 type train eval requires_grad_ to_empty share_memory apply".split()

@@ -832,26 +832,29 @@ class ScopeWalker:
                     self.env[key] = binding
         return Value(params=element.params, members=frozenset(element.handles) | element.members, xla=element.xla)
 
+    def _eval_receiver(self, call: cst.Call, dotted: Optional[str]) -> Tuple[Value, Optional[str], bool]:
+        """(the value the called method is looked up on, the method's name, whether the call goes into
+        a library module: `torch.nn.utils.clip_grad_norm_(...)`)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return (_EMPTY if isinstance(func, cst.Name) else self._eval(func)), None, False
+        method = func.attr.value
+        if method in cat.REGROUP_METHODS:
+            self.regroups = True
+        root = dotted.split(".", 1)[0] if dotted else None
+        if root is not None and self._is_library_root(root):
+            return _EMPTY, method, True
+        receiver = self._eval(func.value)
+        if method in cat.REGROUP_METHODS and self._arrivals:
+            # the function points the optimizers it was handed at the parameters it has now; through
+            # whichever name (`for optim in ensure_tuple(optimizers)`), so all of them
+            self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
+        return receiver, method, False
+
     def _eval_call(self, call: cst.Call) -> Value:
         func = call.func
         dotted = dotted_name(func)
-        receiver: Value = _EMPTY
-        method: Optional[str] = None
-        library_call = False
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method in cat.REGROUP_METHODS:
-                self.regroups = True
-            root = dotted.split(".", 1)[0] if dotted else None
-            library_call = root is not None and self._is_library_root(root)
-            if not library_call:
-                receiver = self._eval(func.value)
-                if method in cat.REGROUP_METHODS and self._arrivals:
-                    # the function points the optimizers it was handed at the parameters it has now;
-                    # through whichever name (`for optim in ensure_tuple(optimizers)`), so all of them
-                    self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
-        elif not isinstance(func, cst.Name):
-            receiver = self._eval(func)
+        receiver, method, library_call = self._eval_receiver(call, dotted)
         first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
         self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
@@ -861,19 +864,9 @@ class ScopeWalker:
             self._emit(ManagedEvent(self._site(call), arrived, f"{_callee_name(func)}()"))
         if dotted == "type" and len(args) == 1 and args[0][1].holders:
             return Value(makes=args[0][1].holders[0].kind)  # `type(optimizer)(params, **optimizer.defaults)`
-        maker = self._optimizer_class(call, dotted, args) or receiver.makes
-        if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
-            maker = self.env[dotted].makes
-        if maker is not None:
-            if dotted in cat.CLASS_HANDING_CALLS:
-                return Value(makes=maker)
-            if dotted:
-                label = f"{dotted}()"
-            elif isinstance(func, cst.Subscript):
-                label = f"{_callee_name(func)}[...]()"  # `torch.optim.__dict__[name](...)`
-            else:
-                label = f"{_callee_name(func)}()"
-            return self._holder(call, maker, label, args)
+        built = self._built_holder(call, dotted, receiver, args)
+        if built is not None:
+            return built
         if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
             self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
         self._training_handoff(call, dotted, args)
@@ -923,6 +916,24 @@ class ScopeWalker:
             given |= set(receiver.handles)
             params = params | frozenset({h for h in given if _MODEL_NAME.search(h.text)} or given)
         return Value(params=params, xla=xla)
+
+    def _built_holder(self, call: cst.Call, dotted: Optional[str], receiver: Value, args) -> Optional[Value]:
+        """A call that builds an optimizer (or another holder): a known class or factory, or a callable
+        that makes one (`getattr(torch.optim, name)`, `type(optimizer)`)."""
+        maker = self._optimizer_class(call, dotted, args) or receiver.makes
+        if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
+            maker = self.env[dotted].makes
+        if maker is None:
+            return None
+        if dotted in cat.CLASS_HANDING_CALLS:
+            return Value(makes=maker)
+        if dotted:
+            label = f"{dotted}()"
+        elif isinstance(call.func, cst.Subscript):
+            label = f"{_callee_name(call.func)}[...]()"  # `torch.optim.__dict__[name](...)`
+        else:
+            label = f"{_callee_name(call.func)}()"
+        return self._holder(call, maker, label, args)
 
     def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
         """`getattr(torch.optim, name)` and `partial(torch.optim.AdamW, lr=...)` are optimizer classes."""
@@ -1055,45 +1066,52 @@ class ScopeWalker:
                 self._emit(PlacementEvent(site, each, cat.REPLACE, replacing[1]))
             return _EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
-        if placement is not None and handle.obj in self._leaves and method in ("to", "cuda", "half", "double", "float", "bfloat16", "type"):
+        if placement is not None:
+            return self._placed_by_method(call, method, placement, receiver, args)
+        if method in cat.HOME_METHODS and not call.args:
+            site = self._site(call)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, cat.HOME, ".cpu()", operation=method))
+        if method in cat.SELF_RETURNING_METHODS:
+            return Value(handle=handle, alts=receiver.alts)
+        return None
+
+    def _placed_by_method(self, call: cst.Call, method: str, placement: cat.Placement, receiver: Value,
+                          args) -> Value:
+        """`model.to(device)`, `net.half()`: a move or cast of the module, of the modules it keeps, and of
+        a container's members; a tensor's `.to()` is a new tensor instead."""
+        handle = receiver.handle
+        if handle.obj in self._leaves and method in cat.TENSOR_COPY_METHODS:
             # A tensor's `.to()` is a new tensor; bound back to its name, the optimizer keeps the old one.
             kind, label, _ = _classify_method_placement(method, placement, call, args)
             if kind is not None:
                 return Value(copy_of=handle, copy_label=label, copy_operation=cat.TENSOR_COPY)
             return Value(handle=handle, alts=receiver.alts)
         same = Value(handle=handle, alts=receiver.alts)
-        if placement is not None and method == "float" and self._undo_cast(call):
+        if method == "float" and self._undo_cast(call):
             return same  # `model.half().float()`: a round trip that leaves float32
-        if placement is not None:
-            kind, label, argument = _classify_method_placement(method, placement, call, args)
-            if kind == cat.MOVE and method == "to" and self._all_cpu(call):
-                kind = None
-            if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
-                kind = None
-            if kind is not None:
-                if self.overwrite_flag and kind in (cat.MOVE, cat.CAST, cat.LAYOUT):
-                    kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
-                site = self._site(call)
-                carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
-                for each in receiver.handles:
-                    self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
-                                              carriers=carriers))
-                # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
-                # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
-                whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"
-                own = {h.obj for h in receiver.handles}
-                members = tuple(m for m in receiver.members if m.obj not in own)
-                for each in self._children(call.func.value, receiver, method) + members:
-                    self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
-                                              carriers=carriers))
-            return same
-        if method in cat.HOME_METHODS and not call.args:
+        kind, label, argument = _classify_method_placement(method, placement, call, args)
+        if kind == cat.MOVE and method == "to" and self._all_cpu(call):
+            kind = None
+        if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
+            kind = None
+        if kind is not None:
+            if self.overwrite_flag and kind in (cat.MOVE, cat.CAST, cat.LAYOUT):
+                kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
             site = self._site(call)
+            carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
             for each in receiver.handles:
-                self._emit(PlacementEvent(site, each, cat.HOME, ".cpu()", operation=method))
-        if method in cat.SELF_RETURNING_METHODS:
-            return same
-        return None
+                self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
+                                          carriers=carriers))
+            # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
+            # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
+            whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"
+            own = {h.obj for h in receiver.handles}
+            members = tuple(m for m in receiver.members if m.obj not in own)
+            for each in self._children(call.func.value, receiver, method) + members:
+                self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
+                                          carriers=carriers))
+        return same
 
     def _children(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
         """The modules kept in the receiver's attributes as separate objects (`self.G = Generator()`,
@@ -1162,6 +1180,48 @@ class ScopeWalker:
         return undone
 
     def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False) -> Optional[Value]:
+        """A call of a function, method or class the analysis has a summary of: its events replayed
+        here on what this call hands it, and what it returns."""
+        summary, instance = self._summary_for(dotted, inherited)
+        if summary is None:
+            return None
+        own = dotted.startswith("self.") and instance is None  # a method of this very object
+        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
+        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+        actual = self._actuals(positional, keywords, own, instance)
+        if not own and instance is None:
+            key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
+            self.calls.append((key, self._placed_before(summary, actual)))
+        via = f"{summary.name}()"
+        passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
+        self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
+        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        self._replay_placements(call, summary, actual, truths, via)
+        if own:
+            self._replay_self_holders(call, summary, actual, via)
+        if summary.methods is not None and summary.attributes:
+            self._note_instance(call, summary, actual, passed)
+        if summary.constructed or id(call) in self._built:
+            # a new object: what its constructor built, and what it keeps of the arguments
+            return self._construct(call, summary, actual, truths)
+        if summary.fields:
+            return self._returned_fields(call, summary, actual, positional)
+        if summary.holder is not None:
+            kind, label, models, bucket_view = summary.holder
+            handles = frozenset(h for o, s in models for h in actual(o, s))
+            if handles:
+                event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
+                self._emit(event)
+                return Value(holders=(event,))
+        if summary.returns_param is not None and summary.returns_param < len(positional):
+            returned = positional[summary.returns_param]
+            return Value(handle=returned.handle, alts=returned.alts)
+        return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
+        """The summary a call resolves to (a helper of this file, a method of this class or of its bases,
+        a class, a method of an object built here from a known class, another module's definition),
+        and that object when it is one."""
         summary = None
         if inherited:
             lookup = getattr(self.method_helpers, "inherited", None)
@@ -1182,15 +1242,14 @@ class ScopeWalker:
             summary = instance[0](method_name) if instance is not None else None
             if summary is not None and summary.locate is None:
                 summary.locate = instance[3]  # a class of another module: its methods are there too
-        own = dotted.startswith("self.") and instance is None  # a method of this very object
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
             if imported is not None and imported not in self.catalog.call_placements and not self._qualify(dotted) in self.catalog.holders:
                 summary = self.project.lookup(imported, self.path)
-        if summary is None:
-            return None
-        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
-        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+        return summary, instance
+
+    def _actuals(self, positional: List[Value], keywords: Dict[str, Value], own: bool, instance: Optional[Instance]):
+        """What a summary's origin (a parameter, `self.x`) is at this call: the caller's objects."""
 
         def actual(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
             if origin.kind == "param":
@@ -1205,10 +1264,12 @@ class ScopeWalker:
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in instance[1].get(origin.key, ()))
             return ()
 
-        if not own and instance is None:
-            key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
-            self.calls.append((key, self._placed_before(summary, actual)))
-        via = f"{summary.name}()"
+        return actual
+
+    def _replay_ownership(self, call: cst.Call, summary: HelperSummary, args, own: bool,
+                          instance: Optional[Instance], actual, via: str) -> Tuple[HolderEvent, ...]:
+        """The optimizers handed to the call, and whether the callee takes over their order: it rebinds
+        or regroups them, or re-points the optimizers it can reach once its moves are done."""
         passed = tuple(holder for _, value in args for holder in value.holders)
         named_optimizers = [text for text in (dotted_name(arg.value) or "" for arg, _ in args)
                             if cat.receives_optimizer(text.rsplit(".", 1)[-1].lstrip("_"))]
@@ -1231,8 +1292,15 @@ class ScopeWalker:
             held = self._held_holders() + (instance[2] if instance is not None else ())
             if held:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
+        return passed
+
+    def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
+                            instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
+                            via: str) -> None:
+        """The callee's `step()` / `load_state_dict()` on the optimizers it reaches: its object's own,
+        or those handed to it."""
         if instance is not None:
-            built = self.env.get(owner)
+            built = self.env.get(dotted.rpartition(".")[0])
             for key, method in summary.state_calls:  # `trainer.resume(path)` loading `self.opt`
                 for holder in built.holders if built is not None else ():
                     if holder.attribute == key[5:]:
@@ -1246,52 +1314,46 @@ class ScopeWalker:
             value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
-        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+
+    def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
+                           via: str) -> None:
+        """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
+        literal arguments leave open."""
         for origin, sub, event in summary.placements:
             handles = actual(origin, sub) if not never_runs(event.site.guards, truths) else ()
+            if not handles:
+                continue
+            # The helper's own branches come along: two of its placements on exclusive paths (a wrap in
+            # one arm, a cast in another) are never one after the other.
+            site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
+                                       inner=event.site.guards + event.site.inner)
+            elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
+            for handle in handles:
+                self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
+                                          event.argument_text, event.operation, elsewhere=elsewhere,
+                                          unknown_keyword=event.unknown_keyword, synced=event.synced))
+
+    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
+        """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
+        for kind, label, models, bucket_view, var in summary.self_holders:
+            handles = frozenset(h for o, sub in models for h in actual(o, sub))
             if handles:
-                # The helper's own branches come along: two of its placements on exclusive paths (a
-                # wrap in one arm, a cast in another) are never one after the other.
-                site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
-                                           inner=event.site.guards + event.site.inner)
-                elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
-                for handle in handles:
-                    self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
-                                              event.argument_text, event.operation, elsewhere=elsewhere,
-                                              unknown_keyword=event.unknown_keyword, synced=event.synced))
-        if own:
-            for kind, label, models, bucket_view, var in summary.self_holders:
-                handles = frozenset(h for o, sub in models for h in actual(o, sub))
-                if handles:
-                    event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
-                                        bucket_view=bucket_view)
-                    self._emit(event)
-                    self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
-        if summary.methods is not None and summary.attributes:
-            kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
-            kept = {key: handles for key, handles in kept.items() if handles}
-            if kept:
-                # claimed by the name it is assigned to; the optimizers handed in are the object's too
-                # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
-                made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
-                handed = tuple({id(h): h for h in (*passed, *made)}.values())
-                self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
-        if summary.constructed or id(call) in self._built:
-            # a new object: what its constructor built, and what it keeps of the arguments
-            return self._construct(call, summary, actual, truths)
-        if summary.fields:
-            return self._returned_fields(call, summary, actual, positional)
-        if summary.holder is not None:
-            kind, label, models, bucket_view = summary.holder
-            handles = frozenset(h for o, s in models for h in actual(o, s))
-            if handles:
-                event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
+                event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
+                                    bucket_view=bucket_view)
                 self._emit(event)
-                return Value(holders=(event,))
-        if summary.returns_param is not None and summary.returns_param < len(positional):
-            returned = positional[summary.returns_param]
-            return Value(handle=returned.handle, alts=returned.alts)
-        return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+                self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
+
+    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
+        """An object built from a summarised class: what its attributes keep of the arguments, so that
+        its methods called later (`engine.prepare()`) and its own moves reach them."""
+        kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
+        kept = {key: handles for key, handles in kept.items() if handles}
+        if kept:
+            # claimed by the name it is assigned to; the optimizers handed in are the object's too
+            # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
+            made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
+            handed = tuple({id(h): h for h in (*passed, *made)}.values())
+            self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
 
     def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value]) -> Value:
         """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
