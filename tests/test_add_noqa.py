@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import REPO, run
+from cli_run import REPO, matches_snapshot, run
 from ddp_lint.noqa_edits import apply, insertions
 from ddp_lint.suppression import unsuppressed
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "formats"
-UPDATE = os.environ.get("DDP_LINT_UPDATE_SNAPSHOTS") == "1"
 VENDORED = Path(__file__).resolve().parent / "vendored"
 DOWNLOADED = REPO / "benchmarks" / "_work" / "ecosystem" / "src"
 ECOSYSTEM = {  # vendored copy -> the same file in the downloaded tree
@@ -198,11 +197,7 @@ def test_round_trip_on_every_fixture(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     added, changed = _round_trip(capsys, tmp_path / "fixtures", "--isolated", "--select", "ALL")
     assert added == len(changed) > 150
-    snapshot = SNAPSHOTS / "add-noqa.snap"
-    text = "".join(line + "\n" for line in changed)
-    if UPDATE:
-        snapshot.write_text(text, encoding="utf-8")
-    assert text == snapshot.read_text(encoding="utf-8")
+    matches_snapshot(SNAPSHOTS / "add-noqa.snap", "".join(line + "\n" for line in changed), "--add-noqa's edits")
 
 
 @pytest.mark.parametrize("name", sorted(ECOSYSTEM))

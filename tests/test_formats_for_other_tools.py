@@ -7,18 +7,15 @@ After an intended change, rewrite the snapshots and review the diff like code:
 
     DDP_LINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_formats_for_other_tools.py
 """
-import difflib
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from cli_run import repo_output, run
+from cli_run import matches_snapshot, repo_output, run
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "formats"
-UPDATE = os.environ.get("DDP_LINT_UPDATE_SNAPSHOTS") == "1"
 PINNED = ("grouped", "pylint", "junit", "gitlab")
 SEED = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.cuda()\n"
 # two findings with a fix each (DDP101 safe), and one without (DDP201 is reported only)
@@ -34,15 +31,7 @@ def outputs():
 
 
 def _compare(name: str, actual: str) -> None:
-    path = SNAPSHOTS / f"{name}.snap"
-    if UPDATE:
-        SNAPSHOTS.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), str(path), "now"))
-        pytest.fail(f"{name} output changed (DDP_LINT_UPDATE_SNAPSHOTS=1 rewrites):\n{diff[:6000]}")
+    matches_snapshot(SNAPSHOTS / f"{name}.snap", actual, f"{name} output")
 
 
 @pytest.mark.parametrize("fmt", PINNED)

@@ -13,19 +13,16 @@ reports that engine v3 must fix (`# engine-v3: known ...` lines; tests/test_fixt
 correct findings), so its snapshot shows the false reports and lacks the missed findings. When the
 engine gets a case right, this snapshot changes with it: review that diff against the `# expect:` lines.
 """
-import difflib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from cli_run import repo_output
+from cli_run import UPDATE_SNAPSHOTS as UPDATE, matches_snapshot, repo_output
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 FOLDERS = sorted(p.name for p in (REPO / "fixtures").iterdir() if p.is_dir())
-UPDATE = os.environ.get("DDP_LINT_UPDATE_SNAPSHOTS") == "1"
 
 
 _cli = repo_output
@@ -61,16 +58,7 @@ def test_every_fixture_folder_has_a_snapshot():
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_diagnostics_match_the_snapshot(rendered, folder):
-    path = SNAPSHOTS / f"{folder}.snap"
-    actual = rendered[folder]
-    if UPDATE:
-        SNAPSHOTS.mkdir(exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), str(path), "now"))
-        pytest.fail(f"diagnostics changed for fixtures/{folder} (DDP_LINT_UPDATE_SNAPSHOTS=1 rewrites):\n{diff[:6000]}")
+    matches_snapshot(SNAPSHOTS / f"{folder}.snap", rendered[folder], f"diagnostics for fixtures/{folder}")
 
 
 def test_concise_first_lines_stay_short(rendered):
