@@ -425,6 +425,10 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
 # already says optimizer, they never make an optimizer of anything else.
 OPTIMIZER_USE_METHODS: FrozenSet[str] = frozenset({"step", "zero_grad", "add_param_group", "load_state_dict"})
 OPTIMIZER_USE_ATTRIBUTES: FrozenSet[str] = frozenset({"param_groups"})
+# Of those methods, the ones only an optimizer has, and the ones that only an optimizer has together
+# (a module has `zero_grad`, a gym environment and an LR scheduler have `step`).
+OPTIMIZER_ONLY_METHODS: FrozenSet[str] = frozenset({"add_param_group"})
+OPTIMIZER_METHODS_TOGETHER: FrozenSet[str] = frozenset({"zero_grad", "step"})
 # Keywords under which a call receives an optimizer (`get_scheduler(optimizer=opt)`, `Trainer(optimizers=...)`).
 OPTIMIZER_KEYWORD = r"^(?:optim|optimizer|optimizers|opt)$"
 # Calls that take the optimizer they schedule, scale or wrap: `StepLR(opt)`, `ReduceLROnPlateau(opt)`,

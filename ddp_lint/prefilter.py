@@ -58,6 +58,7 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
         # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
         (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
         or holder_or_wrapper_word.search(text)
+        or _used_as_optimizer(text)
     ):
         return False
     return placement_word.search(text) is not None or any(p.search(text) for p in placements)
@@ -70,8 +71,15 @@ def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wra
     has_holder = bool(
         (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
         or holder_or_wrapper_word.search(text)
+        or _used_as_optimizer(text)
     )
     return has_holder, placement_word.search(text) is not None or any(p.search(text) for p in placements)
+
+
+def _used_as_optimizer(text: str) -> bool:
+    """The methods that only an optimizer has together (`updater.zero_grad()`, `updater.step()`): an
+    optimizer known from its use, whatever its name (the tree stage asks it of one receiver)."""
+    return all(method in text for method in cat.OPTIMIZER_METHODS_TOGETHER)
 
 
 # A string literal, f-strings apart: their replacement fields are code.
@@ -225,6 +233,10 @@ class _Unit:
                 break
             if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) for q in _qualified(dotted, aliases)):
                 self.holder = True
+        if not self.holder:
+            receivers = [{d.rsplit(".", 1)[0] for d in self.called if d.endswith("." + method)}
+                         for method in cat.OPTIMIZER_METHODS_TOGETHER]
+            self.holder = bool(set.intersection(*receivers)) if receivers else False
         for dotted in set(self.called):
             if self.holder and self.placement:
                 return

@@ -12,7 +12,7 @@ from .. import catalog as cat
 from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
-from .uses import optimizer_uses as find_optimizer_uses
+from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .walker import HelperSummary, Origin, ScopeWalker
 
 
@@ -105,11 +105,11 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     return analysis
 
 
-def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[[], FrozenSet[str]]:
+def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[[], OptimizerUses]:
     """What the file uses as optimizers (analysis/uses.py), read on first need, once per file."""
-    uses: List[FrozenSet[str]] = []
+    uses: List[OptimizerUses] = []
 
-    def optimizer_uses() -> FrozenSet[str]:
+    def optimizer_uses() -> OptimizerUses:
         if not uses:
             uses.append(find_optimizer_uses(module.code if source is None else source))
         return uses[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Set
 
 from .. import catalog as cat
@@ -50,14 +51,21 @@ def _root_of(node: ast.AST) -> Optional[str]:
 class _Collector:
     def __init__(self) -> None:
         self.used: Set[str] = set()
+        self.alone: Set[str] = set()  # uses that make an optimizer of whatever the name
+        self.methods: Dict[str, Set[str]] = {}  # use key -> the optimizer methods called on it
         self.loops: Dict[str, List[str]] = {}  # loop variable -> the iterables it walks
 
-    def add(self, node: ast.AST) -> None:
+    def add(self, node: ast.AST, alone: bool = True, method: str = "") -> None:
         for element in node.elts if isinstance(node, (ast.List, ast.Tuple)) else ():
-            self.add(element)
+            self.add(element, alone, method)
         root = _root_of(node)
         if root is not None:
-            self.used.add(use_key(root))
+            key = use_key(root)
+            self.used.add(key)
+            if alone:
+                self.alone.add(key)
+            if method:
+                self.methods.setdefault(key, set()).add(method)
 
     def attribute(self, node: ast.Attribute) -> None:
         if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
@@ -71,7 +79,7 @@ class _Collector:
             if func.attr == "step" and positional and _SCALER_RECEIVER.search(use_key(receiver) if receiver else ""):
                 self.add(positional[0])  # `scaler.step(optimizer)`
             elif func.attr in cat.OPTIMIZER_USE_METHODS:
-                self.add(func.value)
+                self.add(func.value, func.attr in cat.OPTIMIZER_ONLY_METHODS, func.attr)
         terminal = use_key(_dotted(func) or "")
         if terminal and _TAKES_OPTIMIZER.search(terminal):
             for arg in positional:
@@ -82,6 +90,13 @@ class _Collector:
             if keyword.arg is not None and OPTIMIZER_KEYWORD.match(keyword.arg):
                 self.add(keyword.value)
 
+    def alone_keys(self) -> Set[str]:
+        """Names used as nothing but an optimizer is: a use only optimizers have, or methods that
+        together only an optimizer has (`zero_grad()` and `step()`: a module has the one, an
+        environment or a scheduler the other)."""
+        together = {key for key, methods in self.methods.items() if cat.OPTIMIZER_METHODS_TOGETHER <= methods}
+        return self.alone | together
+
     def loop(self, node: ast.For) -> None:
         target = _dotted(node.target)
         items = list(node.iter.elts) if isinstance(node.iter, (ast.List, ast.Tuple)) else [node.iter]
@@ -90,13 +105,23 @@ class _Collector:
                 self.loops.setdefault(target, []).append(use_key(source))
 
 
-def optimizer_uses(source: str) -> FrozenSet[str]:
+@dataclass(frozen=True)
+class OptimizerUses:
+    """What a file uses as optimizers, by use key: `names`, any use (it confirms a name that already
+    says optimizer); `alone`, uses that make an optimizer of any name (`updater.zero_grad()` and
+    `updater.step()`, `updater.param_groups`, `StepLR(updater)`)."""
+
+    names: FrozenSet[str] = frozenset()
+    alone: FrozenSet[str] = frozenset()
+
+
+def optimizer_uses(source: str) -> OptimizerUses:
     """The use keys of everything the program text uses as an optimizer (a loop variable used so makes
     its iterable one too: `for opt in self.optimizers: opt.step()`)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
+        return OptimizerUses()
     collector = _Collector()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -105,8 +130,10 @@ def optimizer_uses(source: str) -> FrozenSet[str]:
             collector.attribute(node)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             collector.loop(node)
-    used = set(collector.used)
+    used, alone = set(collector.used), collector.alone_keys()
     for variable, sources in collector.loops.items():
         if use_key(variable) in used:
             used.update(sources)
-    return frozenset(used)
+        if use_key(variable) in alone:
+            alone.update(sources)
+    return OptimizerUses(frozenset(used), frozenset(alone))

@@ -42,7 +42,7 @@ from .events import (
 )
 from .blocks import suites
 from .names import code_text, ImportTable, dotted_name, operands, target_elements
-from .uses import OPTIMIZER_KEYWORD, use_key
+from .uses import OptimizerUses, OPTIMIZER_KEYWORD, use_key
 
 # Among several arguments of an optimizer factory, these name the module; the others are settings.
 _MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
@@ -234,7 +234,7 @@ class ScopeWalker:
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
         # The file's use keys of what it uses as optimizers (analysis/uses.py), computed on first need.
-        self.optimizer_uses: Optional[Callable[[], FrozenSet[str]]] = None
+        self.optimizer_uses: Optional[Callable[[], OptimizerUses]] = None
 
     # ----- entry points -------------------------------------------------------------------------
     def bind_parameters(self, function: cst.FunctionDef, is_method: bool,
@@ -267,11 +267,13 @@ class ScopeWalker:
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
         optimizers, models = [], []
+        annotated_only: List[Handle] = []  # modules by their annotation, not named as a model (`loss_fn`)
         names: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []  # walked only when a parameter needs it
         for param, handle in bound:
             annotation = _plain_text(param.annotation.annotation) if param.annotation is not None else ""
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-            if cat.receives_optimizer(param.name.value, annotation, string_default):
+            if cat.receives_optimizer(param.name.value, annotation, string_default) or self._used_as_optimizer_alone(
+                    param.name.value):
                 if not names:
                     names.append(_called_and_kept_names(function))
                 called, kept = names[0]
@@ -282,6 +284,8 @@ class ScopeWalker:
                 optimizers.append((param.name.value, handle))
             elif cat.receives_model(param.name.value, annotation):
                 models.append(handle)
+                if annotation and not cat.receives_model(param.name.value):
+                    annotated_only.append(handle)
         # `q_func1_optimizer` beside a `q_func1` parameter: the optimizer's name names the module it
         # holds, though nothing else says that parameter is a module
         by_name = {param.name.value.lower(): handle for param, handle in bound}
@@ -296,16 +300,25 @@ class ScopeWalker:
             # model its name pairs it with; any of them when none pairs
             own = _qualifier(name)
             paired = [m for m in models if own and _qualifier(m.text) == own]
+            if not paired and annotated_only and len(annotated_only) < len(models):
+                # `train(model: nn.Module, loss_fn: nn.Module, optimizer: Optimizer)`: the module named
+                # as the model is what the optimizer trains, not the loss annotated as a module too
+                paired = [m for m in models if all(m is not a for a in annotated_only)]
             event = HolderEvent(Site(next(self.order), function, (function,)), cat.LAZY, "parameter",
                                 frozenset(paired or models), var=name, arrives=label, arrives_key=key)
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
 
+    def _used_as_optimizer_alone(self, name: str) -> bool:
+        """Types from use: a parameter of any name is an optimizer when the file uses it as nothing else
+        is used (`updater.zero_grad()` and `updater.step()`; analysis/uses.py)."""
+        return self.optimizer_uses is not None and use_key(name) in self.optimizer_uses().alone
+
     def _named_optimizer_is_used(self, name: str) -> bool:
         """Types from use, on the callee side: a parameter known as an optimizer by its name alone is
         one when the file uses that name (or the attribute it is kept in) as an optimizer."""
-        return self.optimizer_uses is None or use_key(name) in self.optimizer_uses()
+        return self.optimizer_uses is None or use_key(name) in self.optimizer_uses().names
 
     def walk_body(self, body: Sequence[cst.BaseStatement], root: Tuple[cst.CSTNode, ...] = ()) -> None:
         saved = self._chain
@@ -1481,7 +1494,7 @@ class ScopeWalker:
                 named += [t.value for t, v in zip(target.elements, value.elements) if v.value is call]
             elif value is call:
                 named += [t.value for t in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        used = self.optimizer_uses()
+        used = self.optimizer_uses().names
         for key in filter(None, map(dotted_name, named)):
             if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
                 return True
