@@ -36,6 +36,9 @@ class Guard:
 
     test: cst.BaseExpression
     holds: bool  # False on an `else` arm (and the arms after an `elif`)
+    # What is true whenever the arm runs, as (name, truth): `if a and not b:` gives a, not b; a flag the
+    # function computed (`use_ddp = ws > 1 and not args.fp16`) counts by its definition.
+    facts: FrozenSet[Tuple[str, bool]] = field(default=frozenset(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,11 @@ class Site:
         arms = dict(self.branches)
         if any(key in arms and arms[key] != arm and TRY_BODY not in (arm, arms[key]) for key, arm in other.branches):
             return True
-        return bool(self.dead.intersection(other.branches) or other.dead.intersection(self.branches))
+        if self.dead.intersection(other.branches) or other.dead.intersection(self.branches):
+            return True
+        # conditions that cannot hold together: `if args.distributed:` and `if args.fp16 and not
+        # args.distributed:` in one function
+        return self.chain[:1] == other.chain[:1] and _contradict(self.guards + other.guards)
 
     def on_every_path(self, first: "Site", last: "Site") -> bool:
         """Whether every path that runs `first` and then `last` also runs this site (which lies between
@@ -75,6 +82,15 @@ class Site:
             (key, arm) in first.branches or (key, arm) in last.branches or (arm == TRY_BODY and key not in handlers)
             for key, arm in self.branches
         )
+
+
+def _contradict(guards: Tuple[Guard, ...]) -> bool:
+    known = {}
+    for guard in guards:
+        for name, truth in guard.facts:
+            if known.setdefault(name, truth) != truth:
+                return True
+    return False
 
 
 @dataclass

@@ -223,6 +223,9 @@ class ScopeWalker:
         self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._branches: Tuple[Arm, ...] = ()
+        # Flags the function computes on its straight-line path (`use_ddp = ws > 1 and not args.fp16`):
+        # a condition on them means their definition (see Guard.facts); any later assignment forgets one.
+        self._definitions: Dict[str, cst.BaseExpression] = {}
         self._guards: Tuple[Guard, ...] = ()
         self._loops: List[_Loop] = []
         self._alive = True
@@ -330,6 +333,7 @@ class ScopeWalker:
     def forget_locals(self) -> None:
         """A class's methods share `self.*` but not their local names."""
         self.env = {key: value for key, value in self.env.items() if key == "self" or key.startswith("self.")}
+        self._definitions = {}
 
     # ----- statements ---------------------------------------------------------------------------
     def _walk_block(self, body: Sequence[cst.BaseStatement]) -> None:
@@ -431,17 +435,36 @@ class ScopeWalker:
         self._eval_test(statement.test)
         if self._arrivals and statement.orelse is None and _ends_in_raise(statement.body):
             self._note_refusal(statement.test)
+        test = statement.test
         arms: List[Tuple[Tuple[Guard, ...], object]] = [
-            ((Guard(statement.test, True),), lambda: self._walk_suite(statement.body))
+            ((Guard(test, True, self._facts(test, True)),), lambda: self._walk_suite(statement.body))
         ]
         orelse = statement.orelse
-        otherwise = (Guard(statement.test, False),)
+        otherwise = (Guard(test, False, self._facts(test, False)),)
         if isinstance(orelse, cst.If):
             # An `elif` belongs to the outer `if` statement: it adds no statement to the chain.
             arms.append((otherwise, lambda: self._walk_if(orelse)))
         elif isinstance(orelse, cst.Else):
             arms.append((otherwise, lambda: self._walk_suite(orelse.body)))
         self._walk_arms(statement, arms, self.env, fall_through=orelse is None)
+
+    def _facts(self, test: cst.BaseExpression, truth: bool, depth: int = 0) -> FrozenSet[Tuple[str, bool]]:
+        """What `test` being `truth` says of names: `a and not b` true gives a and not b; `a or b` false
+        gives not a and not b; a computed flag stands for its definition."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._facts(test.expression, not truth, depth)
+        if isinstance(test, cst.BooleanOperation):
+            splits = isinstance(test.operator, cst.And) if truth else isinstance(test.operator, cst.Or)
+            if not splits:
+                return frozenset()
+            return self._facts(test.left, truth, depth) | self._facts(test.right, truth, depth)
+        name = dotted_name(test)
+        if name is None:
+            return frozenset()
+        definition = self._definitions.get(name)
+        if definition is not None and depth < 3:
+            return self._facts(definition, truth, depth + 1)
+        return frozenset({(name, truth)})
 
     def _only_when_absent(self, key: str, holder: HolderEvent) -> bool:
         """Whether this path runs only when the handed optimizer is missing: under `if key is None:`,
@@ -620,6 +643,7 @@ class ScopeWalker:
     # ----- bindings -----------------------------------------------------------------------------
     def _assign(self, key: str, binding: Binding) -> None:
         self.env[key] = binding
+        self._definitions.pop(key, None)
         if self._writes:
             self._writes[-1].add(key)  # the merge after the enclosing branch looks only at these
 
@@ -732,6 +756,9 @@ class ScopeWalker:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
                                   value.members, value.element and value.handle is not None, value.makes))
+        if (not self._branches and not self._loops and "." not in key
+                and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
+            self._definitions[key] = value_node
 
     def _peek(self, node: cst.BaseExpression) -> Value:
         """The value of one element of a tuple already evaluated as a whole (no new events)."""
@@ -1529,6 +1556,11 @@ class ScopeWalker:
         return False
 
     def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = _EMPTY, copies: bool = False) -> Value:
+        wrapped = args[0][1].holders if args and args[0][0].keyword is None and kind != cat.EMA else ()
+        if wrapped:
+            # `hvd.DistributedOptimizer(optimizer, ...)`: an optimizer built around another is that
+            # optimizer, wrapped; it holds what it holds (one bug, one report, at the first build)
+            return Value(holders=wrapped)
         placed_copy = copies and any(arg.keyword is not None and arg.keyword.value == cat.COPY_DEVICE_KEYWORD
                                      for arg, _ in args)
         models = set()
