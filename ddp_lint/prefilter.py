@@ -140,9 +140,15 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     module_unit = _Unit()
     units = [module_unit]
     helpers: Dict[str, List[_Unit]] = {}
+    tables: Dict[str, Set[str]] = {}  # `PLACERS = {"gpu": GpuPlacer}`: a name for the definitions it holds
     # The module's own statements, not descending into definitions: each of those is a unit.
     for node in _walk(tree, stop=_DEFINITIONS):
         kind = type(node)
+        if kind is ast.Assign:
+            named = {n.id for n in _walk(node.value) if type(n) is ast.Name}
+            for target in node.targets:
+                if type(target) is ast.Name:
+                    tables.setdefault(target.id, set()).update(named)
         if kind in _DEFINITIONS:
             unit = _Unit()
             units.append(unit)
@@ -154,6 +160,11 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             _observe(node, module_unit, methods, aliases)
     for unit in units:
         unit.decide(catalog, with_wraps, aliases)
+    for table, named in tables.items():
+        # the engine calls what a module-level table holds when a unit calls through it
+        joined = [callee for name in named if name != table for callee in helpers.get(name, ())]
+        if joined:
+            helpers.setdefault(table, []).extend(joined)
     for unit in units:
         holder, placement, seen, todo = False, False, {id(unit)}, [unit]
         while todo:

@@ -75,3 +75,31 @@ def test_zip_items_keep_their_sources(loop, reported):
             net.to(device)
     """)
     assert bool(found) is reported, found
+
+
+@pytest.mark.parametrize("call, reported", [
+    ('PLACERS["gpu"](net)', True),
+    ('PLACERS["cpu"](net)', False),  # the constant key picks the class that places nothing
+    ("PLACERS[name](net)", True),  # any of them
+    ("SINGLE(net)", True),  # a module-level name for one class
+])
+def test_classes_are_values_picked_from_registries(call, reported):
+    found = _found(f"""
+        import torch
+
+        class GpuPlacer:
+            def __init__(self, net):
+                self.net = net.cuda()
+
+        class CpuPlacer:
+            def __init__(self, net):
+                self.net = net
+
+        PLACERS = {{"gpu": GpuPlacer, "cpu": CpuPlacer}}
+        SINGLE = GpuPlacer
+
+        def main(net, name):
+            optimizer = torch.optim.Adam(net.parameters())
+            return {call}, optimizer
+    """)
+    assert bool(found) is reported, found

@@ -13,7 +13,7 @@ from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
-from .walker import HelperSummary, Origin, ScopeWalker
+from .walker import HelperSummary, Origin, ScopeWalker, literal_key
 
 
 @dataclass
@@ -41,12 +41,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
 
     optimizer_uses = _lazy_optimizer_uses(module, source)
+    tables = module_tables(module.body, classes, functions)
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                              project, path)
         walker.calls = analysis.calls
         walker.optimizer_uses = optimizer_uses
+        walker.module_tables = tables
         return walker
 
     constructors = _LazyConstructors(classes, new_walker)
@@ -117,6 +119,24 @@ def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[
     return optimizer_uses
 
 
+def module_tables(body: Sequence[cst.CSTNode], classes, functions) -> Dict[str, FrozenSet[Tuple[Optional[str], str]]]:
+    """Module-level names bound to this file's classes or functions, alone or in a registry dict
+    (`PLACERS = {"gpu": GpuPlacer, "cpu": CpuPlacer}`), as (key or None, name) pairs."""
+    tables: Dict[str, FrozenSet[Tuple[Optional[str], str]]] = {}
+    for statement in _top_level_simple_statements(body):
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name)):
+            continue
+        value = statement.value
+        entries = ([(literal_key(e.key), e.value) for e in value.elements if isinstance(e, cst.DictElement)]
+                   if isinstance(value, cst.Dict) else [(None, value)])
+        pairs = frozenset((key, node.value) for key, node in entries
+                          if isinstance(node, cst.Name) and (node.value in classes or node.value in functions))
+        if pairs:
+            tables[statement.targets[0].target.value] = pairs
+    return tables
+
+
 def module_imports(module: cst.Module) -> ImportTable:
     imports = ImportTable()
     for statement in _top_level_simple_statements(module.body):
@@ -136,11 +156,13 @@ class ModuleSummaries:
         functions = {d.name.value: d for d in definitions if isinstance(d, cst.FunctionDef)}
         classes = {d.name.value: d for d in definitions if isinstance(d, cst.ClassDef)}
         optimizer_uses = _lazy_optimizer_uses(module, source)
+        tables = module_tables(module.body, classes, functions)
 
         def new_walker(name: str, method_helpers) -> ScopeWalker:
             walker = ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,
                                  self.constructors, project, path)
             walker.optimizer_uses = optimizer_uses
+            walker.module_tables = tables
             return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
@@ -221,6 +243,9 @@ class _LazyFunctions(_Lazy):
     def __init__(self, functions: Dict[str, cst.FunctionDef], new_walker) -> None:
         super().__init__(new_walker)
         self._functions = functions
+
+    def defines(self, name: str) -> bool:
+        return name in self._functions
 
     def _compute(self, name: str) -> Optional[HelperSummary]:
         function = self._functions.get(name)
@@ -318,6 +343,9 @@ class _LazyConstructors(_Lazy):
     def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
         super().__init__(new_walker)
         self._classes = classes
+
+    def defines(self, name: str) -> bool:
+        return name in self._classes
 
     def _compute(self, name: str) -> Optional[HelperSummary]:
         klass = self._classes.get(name)

@@ -101,6 +101,8 @@ class HelperSummary:
     fields: Tuple[Optional[Tuple[str, object]], ...] = ()
 
 
+Callables = FrozenSet[Tuple[Optional[str], str]]
+
 # An object built from a summarised class: (its method summaries, what its attributes hold, the holders
 # handed to its constructor, where its class's statements are when another module defines it)
 Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
@@ -121,6 +123,7 @@ class Binding:
     members: FrozenSet[Handle] = frozenset()  # the modules a list, tuple or ModuleList of it holds
     element: bool = False  # bound by a loop or comprehension to one of a container's modules
     makes: Optional[str] = None  # holds an optimizer class or partial: calling it builds a holder
+    callables: Callables = frozenset()  # the classes or functions of this file it may be (see Value)
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -148,6 +151,10 @@ class Value:
     # `opt, sched = build(model)` gives each name its own object.
     fields: Tuple["Value", ...] = ()
     items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
+    # A class or function of this file as a value (`placer_class=DevicePlacer`, a registry dict
+    # `{"gpu": GpuPlacer, "cpu": CpuPlacer}`): (the constant key it sits under, or None; its name).
+    # Calling the value calls each one it may be.
+    callables: Callables = frozenset()
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -226,6 +233,8 @@ class ScopeWalker:
         # Flags the function computes on its straight-line path (`use_ddp = ws > 1 and not args.fp16`):
         # a condition on them means their definition (see Guard.facts); any later assignment forgets one.
         self._definitions: Dict[str, cst.BaseExpression] = {}
+        # Module-level names bound to this file's classes or tables of them (`PLACERS = {...}`).
+        self.module_tables: Dict[str, Callables] = {}
         self._guards: Tuple[Guard, ...] = ()
         self._loops: List[_Loop] = []
         self._alive = True
@@ -259,7 +268,9 @@ class ScopeWalker:
             names.append(name)
             handle = Handle(next(self.ids), (), name)
             self.origins[handle.obj] = Origin("param", name, index)
-            self._assign(name, Binding(handle))
+            default = dotted_name(param.default) if param.default is not None else None
+            # `placer_class=DevicePlacer`: the class unless a caller passes another
+            self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset()))
             bound.append((param, handle))
         if arrival is not None:
             self._optimizers_arrive(function, bound, *arrival)
@@ -755,7 +766,8 @@ class ScopeWalker:
             if holder.var is None:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
-                                  value.members, value.element and value.handle is not None, value.makes))
+                                  value.members, value.element and value.handle is not None, value.makes,
+                                  value.callables))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -798,8 +810,12 @@ class ScopeWalker:
                 handles = self._resolve_all(dotted)
                 binding = self.env.get(dotted) if "." not in dotted or dotted.startswith("self.") else None
                 if binding is not None and dotted.count(".") <= 1:
-                    return _value_of(binding, handles)
-                return Value(handles[0], alts=frozenset(handles[1:]))
+                    value = _value_of(binding, handles)
+                    if "." not in dotted and not value.callables and self._is_free(dotted):
+                        value = dataclasses.replace(value, callables=self._defined_callables(dotted))
+                    return value
+                return Value(handles[0], alts=frozenset(handles[1:]),
+                             callables=self._defined_callables(dotted) if "." not in dotted else frozenset())
             if isinstance(node, cst.Attribute):
                 inner = self._eval(node.value)
                 return Value(params=inner.params)
@@ -832,7 +848,19 @@ class ScopeWalker:
             xla = True
         if positional and len(fields) != len(node.elements):
             fields = []
-        return Value(params=params, xla=xla, members=members, fields=tuple(fields))
+        callables = self._table_of_callables(node) if isinstance(node, cst.Dict) else frozenset()
+        return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables)
+
+    def _table_of_callables(self, node: cst.Dict) -> Callables:
+        """`{"gpu": GpuPlacer, "cpu": CpuPlacer}`: the classes a registry holds, under their keys."""
+        pairs = set()
+        for element in node.elements:
+            name = dotted_name(element.value) if isinstance(element, cst.DictElement) else None
+            if name is None or "." in name:
+                continue
+            key = literal_key(element.key)
+            pairs.update((key, found) for _, found in self._defined_callables(name))
+        return frozenset(pairs)
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -843,6 +871,8 @@ class ScopeWalker:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self._eval(element.slice.value)
+        if inner.callables:
+            return Value(callables=_pick(inner.callables, node))
         if inner.members:
             return Value(_first(inner.members), params=inner.params, alts=inner.members)
         if inner.handle is not None and not inner.holders:
@@ -925,7 +955,16 @@ class ScopeWalker:
             result = self._helper_effect(call, dotted, args)
             if result is not None:
                 return result
+            # `self.placer_class(net)`, `PLACER(net)`: a value that is one of this file's classes
+            result = self._call_callables(call, frozenset(c for c in self._eval(func).callables if c[1] != dotted), args)
+            if result is not None:
+                return result
             result = self._generic_holder(call, dotted, receiver, args)
+            if result is not None:
+                return result
+        elif receiver.callables and not isinstance(func, cst.Attribute):
+            # `PLACERS[cfg.placement](net)`: each class the registry may give
+            result = self._call_callables(call, receiver.callables, args)
             if result is not None:
                 return result
         elif _is_super_call(func):
@@ -991,6 +1030,17 @@ class ScopeWalker:
         """A name that means an imported module here: imported and not rebound, or `torch` itself,
         which a star import re-exports without a visible import."""
         return root not in self.env and (self.imports.binds(root) or root == "torch")
+
+    def _defined_callables(self, name: str) -> Callables:
+        """A name of this file's classes or functions, or of a module-level table of them, read where
+        nothing here rebinds it."""
+        if name in self.module_tables:
+            return self.module_tables[name]
+        for table in (self.constructors, self.helpers):
+            defines = getattr(table, "defines", None)
+            if defines is not None and defines(name):
+                return frozenset({(None, name)})
+        return frozenset()
 
     def _is_free(self, name: str) -> bool:
         """Never bound in this scope: a global, a builtin or a module imported where we cannot see."""
@@ -1395,6 +1445,15 @@ class ScopeWalker:
             handed = tuple({id(h): h for h in (*passed, *made)}.values())
             self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
 
+    def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
+        """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
+        the effect of each one it may be, and what the first known one returns."""
+        result = None
+        for name in sorted({name for _, name in callables}):
+            value = self._helper_effect(call, name, args)
+            result = result or value
+        return result
+
     def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value]) -> Value:
         """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
         with the holders built at this call on what the caller handed in."""
@@ -1714,9 +1773,24 @@ def _first(handles: FrozenSet[Handle]) -> Optional[Handle]:
     return min(handles, key=_handle_key) if handles else None
 
 
+def literal_key(node: cst.BaseExpression) -> Optional[str]:
+    """A registry key written as a plain string literal, or None."""
+    if isinstance(node, cst.SimpleString) and not any(p in node.prefix.lower() for p in "fb"):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None
+
+
+def _pick(callables: Callables, node: cst.Subscript) -> Callables:
+    """`PLACERS["cpu"]` is the one under that key; `PLACERS[cfg.name]` any of them."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    key = literal_key(index.value) if isinstance(index, cst.Index) else None
+    chosen = {(None, name) for k, name in callables if key is not None and k == key}
+    return frozenset(chosen or {(None, name) for _, name in callables})
+
+
 def _value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
-                 members=binding.members, makes=binding.makes)
+                 members=binding.members, makes=binding.makes, callables=binding.callables)
 
 
 def _element_of(source: Value) -> Value:
@@ -1767,6 +1841,7 @@ def _join(bindings: Sequence[Binding]) -> Binding:
         cpu=all(b.cpu for b in bindings),
         alts=others,
         members=frozenset().union(*(b.members for b in bindings)),
+        callables=frozenset().union(*(b.callables for b in bindings)),
     )
 
 
