@@ -77,9 +77,15 @@ def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wra
 
 
 def _used_as_optimizer(text: str) -> bool:
-    """The methods that only an optimizer has together (`updater.zero_grad()`, `updater.step()`): an
-    optimizer known from its use, whatever its name (the tree stage asks it of one receiver)."""
-    return all(method in text for method in cat.OPTIMIZER_METHODS_TOGETHER)
+    """Uses only an optimizer has (analysis/uses.py): `updater.zero_grad()` with `updater.step()`,
+    `add_param_group`, `param_groups`, a gradient scaler's `step(updater)`; an optimizer known from its
+    use, whatever its name (the tree stage asks the methods of one receiver)."""
+    return (all(method in text for method in cat.OPTIMIZER_METHODS_TOGETHER)
+            or any(method in text for method in cat.OPTIMIZER_ONLY_METHODS | cat.OPTIMIZER_USE_ATTRIBUTES)
+            or (".step(" in text and _SCALER.search(text) is not None))
+
+
+_SCALER = re.compile(cat.SCALER_RECEIVER)
 
 
 # A string literal, f-strings apart: their replacement fields are code.
@@ -184,7 +190,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     return False
 
 
-_OBSERVED = frozenset({ast.Name, ast.Call, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.arg})
+_OBSERVED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.arg})
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # Fields that never hold a node worth visiting: `ctx` is a Load/Store singleton under every name,
 # the others hold identifiers and constants, or `alias` nodes that `_observe` reads from their
@@ -222,11 +228,12 @@ def _walk(root: ast.AST, stop: frozenset = frozenset()) -> Iterable[ast.AST]:
 class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
-    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments")
+    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "uses_param_groups")
 
     def __init__(self) -> None:
         self.placement = False
         self.holder = False
+        self.uses_param_groups = False  # reads or writes `x.param_groups`: x is an optimizer
         self.called: List[str] = []
         self.arguments: List[str] = []  # dotted names handed to calls: `cfg.optimizer`, `torch.optim.AdamW`
         self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
@@ -247,7 +254,10 @@ class _Unit:
         if not self.holder:
             receivers = [{d.rsplit(".", 1)[0] for d in self.called if d.endswith("." + method)}
                          for method in cat.OPTIMIZER_METHODS_TOGETHER]
-            self.holder = bool(set.intersection(*receivers)) if receivers else False
+            self.holder = bool(set.intersection(*receivers)) or any(
+                d.rsplit(".", 1)[-1] in cat.OPTIMIZER_ONLY_METHODS
+                or (d.endswith(".step") and _SCALER.search(d.rsplit(".", 2)[-2]) is not None)
+                for d in self.called if "." in d) or self.uses_param_groups
         for dotted in set(self.called):
             if self.holder and self.placement:
                 return
@@ -274,6 +284,9 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
     kind = type(node)
     if kind is ast.Name:
         unit.names.add(node.id)
+    elif kind is ast.Attribute:
+        if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
+            unit.uses_param_groups = True
     elif kind is ast.Call:
         func = node.func
         if not unit.placement:

@@ -80,15 +80,17 @@ class _Collector:
                 self.add(positional[0])  # `scaler.step(optimizer)`
             elif func.attr in cat.OPTIMIZER_USE_METHODS:
                 self.add(func.value, func.attr in cat.OPTIMIZER_ONLY_METHODS, func.attr)
+        # Handed to a call whose name says it takes an optimizer: a confirmation only (`step_scheduler(
+        # lr_scheduler)` hands a scheduler), never an optimizer of another name.
         terminal = use_key(_dotted(func) or "")
         if terminal and _TAKES_OPTIMIZER.search(terminal):
             for arg in positional:
-                self.add(arg)
+                self.add(arg, alone=False)
         elif terminal in cat.TAKES_OPTIMIZER_SECOND and len(positional) >= 2:
-            self.add(positional[1])  # `amp.initialize(model, optimizer)`
+            self.add(positional[1], alone=False)  # `amp.initialize(model, optimizer)`
         for keyword in node.keywords:
             if keyword.arg is not None and OPTIMIZER_KEYWORD.match(keyword.arg):
-                self.add(keyword.value)
+                self.add(keyword.value, alone=False)
 
     def alone_keys(self) -> Set[str]:
         """Names used as nothing but an optimizer is: a use only optimizers have, or methods that
@@ -109,7 +111,7 @@ class _Collector:
 class OptimizerUses:
     """What a file uses as optimizers, by use key: `names`, any use (it confirms a name that already
     says optimizer); `alone`, uses that make an optimizer of any name (`updater.zero_grad()` and
-    `updater.step()`, `updater.param_groups`, `StepLR(updater)`)."""
+    `updater.step()`, `updater.param_groups`, `scaler.step(updater)`)."""
 
     names: FrozenSet[str] = frozenset()
     alone: FrozenSet[str] = frozenset()

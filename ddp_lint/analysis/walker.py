@@ -286,8 +286,9 @@ class ScopeWalker:
         for param, handle in bound:
             annotation = _plain_text(param.annotation.annotation) if param.annotation is not None else ""
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-            if cat.receives_optimizer(param.name.value, annotation, string_default) or self._used_as_optimizer_alone(
-                    param.name.value):
+            # an annotation says what the parameter is; the file's uses speak only for one without
+            if cat.receives_optimizer(param.name.value, annotation, string_default) or (
+                    not annotation and self._used_as_optimizer_alone(param.name.value)):
                 if not names:
                     names.append(_called_and_kept_names(function))
                 called, kept = names[0]

@@ -1,0 +1,25 @@
+"""Types from use (issue 27, cause 2a): what makes a parameter of any name an optimizer, and what
+does not (a scheduler handed to a scheduling helper, an annotation that says otherwise)."""
+import pytest
+
+from ddp_lint.engine import lint_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+
+@pytest.mark.parametrize("signature, body, reported", [
+    ("net, updater, device", ["updater.zero_grad()", "updater.step()"], True),
+    ("net, updater, device", ["scaler.step(updater)"], True),
+    ("net, updater, device", ["updater.param_groups[0]['lr'] = 0.1"], True),
+    ("net, updater, device", ["updater.add_param_group({'params': []})"], False),  # it regroups: it owns the order
+    ("net, env, device", ["env.step(0)"], False),  # a gym environment steps
+    ("net, sched, device", ["sched.step()", "step_scheduler(sched)"], False),  # handed to a scheduling helper
+    ("net, updater: 'Lazy[Optimizer]', device", ["updater.zero_grad()", "updater.step()"], False),  # annotated
+])
+def test_a_parameter_used_only_as_an_optimizer_is_one(signature, body, reported):
+    lines = ["import torch", "", "", f"def train(scaler, {signature}):", "    net.to(device)"]
+    source = "\n".join(lines + ["    " + line for line in body]) + "\n"
+    for prefilter in (True, False):  # the prefilter lets through what the engine reports
+        codes = [f.code for f in lint_source(source, "t.py", ALL, prefilter=prefilter)]
+        assert ("DDP101" in codes) is reported, (prefilter, codes)
