@@ -698,8 +698,10 @@ class ScopeWalker:
         if not binding.alts and not binding.element:
             kept = self._instances[base.obj][1].get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
             if kept:
-                # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`
-                return tuple(Handle(h.obj, h.sub + sub[1:], dotted) for h in kept)
+                # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`;
+                # it is also a part of the object that keeps it (a wrapper module's parameters are its
+                # children's: an optimizer on `wrapper.parameters()` holds `wrapper.head`'s)
+                return tuple(Handle(h.obj, h.sub + sub[1:], dotted) for h in kept) + (Handle(base.obj, base.sub + sub, dotted),)
             return (base if not sub and base.text == dotted else Handle(base.obj, base.sub + sub, dotted),)
         bases = (base,) + tuple(sorted(binding.alts - {base}, key=_handle_key))
         if binding.element:  # a loop's module is named as its container named it
@@ -948,7 +950,13 @@ class ScopeWalker:
             result = self._library_effect(call, qualified, args, library_call or method is None)
             if result is not None:
                 return result
-        if method is not None and not library_call:
+        if method is not None and not library_call and dotted and self._defines_method(receiver, method):
+            # `session.cuda()` on an object of this file's class that defines `cuda()` itself: its own
+            # method, not torch's (methods resolve by the receiver's class)
+            result = self._helper_effect(call, dotted, args)
+            if result is not None:
+                return result
+        elif method is not None and not library_call:
             result = self._method_effect(call, method, receiver, args)
             if result is not None:
                 return result
@@ -1290,7 +1298,7 @@ class ScopeWalker:
         self._replay_placements(call, summary, actual, truths, via)
         if own:
             self._replay_self_holders(call, summary, actual, via)
-        if summary.methods is not None and summary.attributes:
+        if summary.methods is not None:
             self._note_instance(call, summary, actual, passed)
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
@@ -1439,12 +1447,11 @@ class ScopeWalker:
         its methods called later (`engine.prepare()`) and its own moves reach them."""
         kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
         kept = {key: handles for key, handles in kept.items() if handles}
-        if kept:
-            # claimed by the name it is assigned to; the optimizers handed in are the object's too
-            # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
-            made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
-            handed = tuple({id(h): h for h in (*passed, *made)}.values())
-            self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
+        # claimed by the name it is assigned to; the optimizers handed in are the object's too
+        # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
+        made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
+        handed = tuple({id(h): h for h in (*passed, *made)}.values())
+        self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
 
     def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
         """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
@@ -1680,6 +1687,11 @@ class ScopeWalker:
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+
+    def _defines_method(self, receiver: Value, method: str) -> bool:
+        """Whether the receiver is an object built here from a summarised class that has the method."""
+        instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
+        return instance is not None and instance[0](method) is not None
 
     def _instance_of(self, name: str):
         """The class summary and attributes of the object a plain name holds, if it was built here."""
