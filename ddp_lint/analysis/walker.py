@@ -1420,6 +1420,10 @@ class ScopeWalker:
         literal arguments leave open."""
         for origin, sub, event in summary.placements:
             handles = actual(origin, sub) if not never_runs(event.site.guards, truths) else ()
+            if event.operation in cat.TENSOR_COPY_METHODS:
+                # a leaf tensor handed in: the callee's `patch = patch.float()` is a new tensor, the
+                # caller's is untouched
+                handles = tuple(h for h in handles if h.obj not in self._leaves)
             if not handles:
                 continue
             # The helper's own branches come along: two of its placements on exclusive paths (a wrap in
