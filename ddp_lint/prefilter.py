@@ -52,28 +52,60 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
     `with_wraps=False` when no canonical-order (info) rule is selected: those wrappers then cannot
     lead to a finding, and they are everywhere in PyTorch code (`torch.compile`, `jit.script`).
     """
-    placements, holder, holder_or_wrapper_word, placement_word = _text_spec(catalog, with_wraps)
     # holders first: most files have none, and a literal scan for them is the cheapest test here
-    if not (
-        # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
-        (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
-        or holder_or_wrapper_word.search(text)
-        or _used_as_optimizer(text)
-    ):
-        return False
-    return placement_word.search(text) is not None or any(p.search(text) for p in placements)
+    return _has_holder(text, catalog, with_wraps) and _has_placement(text, catalog, with_wraps)
 
 
 def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Tuple[bool, bool]:
     """The text stage's two questions apart: (a holder or sync-wrapper token, a placement token). The
     project index asks them of the modules a file imports, which may supply the half it lacks."""
-    placements, holder, holder_or_wrapper_word, placement_word = _text_spec(catalog, with_wraps)
-    has_holder = bool(
-        (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
-        or holder_or_wrapper_word.search(text)
-        or _used_as_optimizer(text)
-    )
-    return has_holder, placement_word.search(text) is not None or any(p.search(text) for p in placements)
+    return _has_holder(text, catalog, with_wraps), _has_placement(text, catalog, with_wraps)
+
+
+def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
+    def ask() -> bool:
+        _, holder, holder_or_wrapper_word, _ = _text_spec(catalog, with_wraps)
+        return bool(
+            # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
+            (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
+            or holder_or_wrapper_word.search(text)
+            or _used_as_optimizer(text)
+        )
+
+    return _remembered(text, ("holder", id(catalog), with_wraps), ask)
+
+
+def _has_placement(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
+    def ask() -> bool:
+        placements, _, _, placement_word = _text_spec(catalog, with_wraps)
+        return placement_word.search(text) is not None or any(p.search(text) for p in placements)
+
+    return _remembered(text, ("placement", id(catalog), with_wraps), ask)
+
+
+# What the stages found in the last few texts: a file the plain stages reject goes on to the project
+# stage, which asks the same questions of the same text (its code-only text, its halves, its tree).
+_ANSWERS: Dict[int, Tuple[str, Dict[tuple, object]]] = {}
+
+
+def _remembered(text: str, question: tuple, ask):
+    entry = _ANSWERS.get(id(text))
+    if entry is None or entry[0] is not text:
+        if len(_ANSWERS) > 8:
+            _ANSWERS.clear()
+        entry = _ANSWERS[id(text)] = (text, {})
+    answers = entry[1]
+    if question not in answers:
+        answers[question] = ask()
+    return answers[question]
+
+
+def _code_of(text: str) -> Optional[str]:
+    return _remembered(text, ("code",), lambda: code_only(text))
+
+
+def _tree_of(text: str) -> Optional[ast.AST]:
+    return _remembered(text, ("tree",), lambda: parse_quietly(text))
 
 
 def _used_as_optimizer(text: str) -> bool:
@@ -348,7 +380,7 @@ def tokens_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, wi
     """The text and code stages: no parse of any kind."""
     if not text_could_match(text, catalog, with_wraps):
         return False
-    code = code_only(text)
+    code = _code_of(text)
     return code is None or text_could_match(code, catalog, with_wraps)
 
 
@@ -361,7 +393,7 @@ def could_match(
     if not tokens_could_match(text, catalog, with_wraps):
         return False
     if tree is None:
-        tree = parse_quietly(text)
+        tree = _tree_of(text)
     return tree is None or tree_could_match(tree, catalog, with_wraps)
 
 
@@ -378,7 +410,7 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     with_wraps = wraps_selected(settings)
     if not any(token_halves(text, settings.catalog, with_wraps)):
         return False  # most files: neither half even in the raw text
-    code = code_only(text)  # the code stage's text: a token in a comment or docstring is no half
+    code = _code_of(text)  # the code stage's text: a token in a comment or docstring is no half
     own_holder, own_placement = token_halves(text if code is None else code, settings.catalog, with_wraps)
     if not (own_holder or own_placement):
         return False
@@ -391,7 +423,7 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
         return False
     # The tree stage with those calls counted where they are made: the holder and the placement must
     # still meet in one unit (a function, a class, the module's own statements).
-    tree = parse_quietly(text)
+    tree = _tree_of(text)
     return tree is None or tree_could_match(tree, settings.catalog, with_wraps, external)
 
 
