@@ -18,7 +18,7 @@ MARKER = re.compile(r"^#\s*engine-v3:\s*known ([a-z ]+)", re.MULTILINE)
 
 # (fixture, project folder or None, reported line, code, texts the message must hold, texts it must not)
 CASES = [
-    ("model/4_pos_message_names_metric.py", None, 18, "DDP101",
+    ("model/4_pos_message_names_metric.py", None, 17, "DDP101",
      ["before `metric.to(device)`"], ["`module`"]),
     ("model/4_pos_message_multiline_condition.py", None, 8, "DDP101",
      ["cfg.use_apex and torch.cuda.is_available()"], ["\n", "(\n"]),

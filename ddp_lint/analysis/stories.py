@@ -60,9 +60,10 @@ def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
 def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[HolderStory]:
     events = scope.events
     overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
-    placed = _placed_before(event for event in events[:index]
-                            if isinstance(event, PlacementEvent) and overlaps(event.handle)
-                            and not event.site.exclusive_with(holder.site))
+    earlier = [event for event in events[:index]
+               if isinstance(event, PlacementEvent) and overlaps(event.handle)
+               and not event.site.exclusive_with(holder.site)]
+    placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
     story = HolderStory(holder, scope)
     states: List[StateEvent] = []
@@ -96,8 +97,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
-            if _already_there(placed, event):
-                continue  # the model was already there: a round trip, not the first move
+            if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)), event):
+                continue  # this object was already there: a round trip, not the first move
             if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
             seen.add((id(event.site.node), event.kind))
