@@ -962,6 +962,12 @@ class ScopeWalker:
                 return result
         if dotted:
             result = self._helper_effect(call, dotted, args)
+            if result is not None and not result.holders and result.contains:
+                # a project class that builds no holder its summary shows, named as an optimizer
+                # (`QAdamOptimizer(model.parameters())`): the object is that optimizer
+                generic = self._generic_holder(call, dotted, receiver, args)
+                if generic is not None and generic.holders:
+                    return generic
             if result is not None:
                 return result
             # `self.placer_class(net)`, `PLACER(net)`: a value that is one of this file's classes
