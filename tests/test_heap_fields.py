@@ -103,3 +103,18 @@ def test_classes_are_values_picked_from_registries(call, reported):
             return {call}, optimizer
     """)
     assert bool(found) is reported, found
+
+
+def test_a_class_of_this_file_named_as_an_optimizer_is_one():
+    found = _found("""
+        import torch
+
+        class QAdamOptimizer(torch.optim.Optimizer):
+            def __init__(self, params, lr):
+                super().__init__(params, dict(lr=lr))
+
+        def main(model):
+            optimizer = QAdamOptimizer(model.parameters(), 0.1)
+            model.cuda()
+    """)
+    assert [(line, code) for line, code, _ in found] == [(9, "DDP101")]
