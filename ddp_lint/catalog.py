@@ -192,7 +192,8 @@ HOLDER_TERMINALS: Dict[str, str] = {
 COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEmaV3", "AveragedModel"})
 # A copying holder given this keyword puts its copy there itself: a later move of the model does not
 # strand it (`AveragedModel(model, device=device)`, timm's `ModelEmaV2(model, device=...)`).
-COPY_DEVICE_KEYWORD = "device"
+DEVICE_KEYWORD = "device"
+COPY_DEVICE_KEYWORD = DEVICE_KEYWORD
 # A helper given an optimizer that calls this on it re-binds the optimizer to the parameters it has
 # then (composer's `prepare_fsdp_module` clears and re-adds the param groups after wrapping).
 REGROUP_METHODS: FrozenSet[str] = frozenset({"add_param_group"})
@@ -541,7 +542,37 @@ def syncs_optimizer(context_manager: str) -> bool:
 
 
 # Optimizer methods that create or load state (a later move strands it).
-STATE_METHODS: Dict[str, str] = {"load_state_dict": "load_state_dict", "step": "step"}
+STEP = "step"
+LOAD_STATE = "load_state_dict"
+STATE_METHODS: Dict[str, str] = {LOAD_STATE: LOAD_STATE, STEP: STEP}
+# Optimizer methods whose statements move with the optimizer when the fixer moves it.
+OPTIMIZER_DEPENDENT_METHODS: FrozenSet[str] = frozenset({LOAD_STATE, "add_param_group", "zero_grad"})
+# Calls that build things on an optimizer and move with it (schedulers, EMA, scalers), by name part.
+OPTIMIZER_DEPENDENT_CALL_WORDS: Tuple[str, ...] = (
+    "lr_scheduler", "Scheduler", "LR", "Warmup", "Ema", "EMA", "AveragedModel", "GradScaler", "SWALR")
+
+# The package itself, its module namespace as imported names spell it, and the device a `.cpu()` reaches.
+TORCH = "torch"
+TORCH_PREFIX = "torch."
+MODULE_NAMESPACES: Tuple[str, ...] = ("torch.nn.", "nn.")
+DEVICE_CONSTRUCTORS: FrozenSet[str] = frozenset({"torch.device", "device"})
+CPU = "cpu"
+# Device strings that name one device of a kind (a move there is not "the run's device").
+NAMED_DEVICE_PREFIXES: Tuple[str, ...] = ("cuda:", "xpu:", "mps")
+# The cast that makes float32: parameters are float32 already unless cast before, so it is a no-op
+# after a wrap and undoes an earlier `.half()`.
+FLOAT32_CAST = "float"
+DEVICE_MOVE = "to"  # the move classified by its arguments (device, dtype, xla, cpu)
+APPLY = "apply"  # `module.apply(fn)`: runs fn on every submodule
+GET_SUBMODULE = "get_submodule"
+NAMED_PARAMETERS = "named_parameters"  # param groups built from names (a wrap prefixes them)
+# Methods that register a new submodule or parameter on the module they are called on.
+REGISTERING_METHODS: FrozenSet[str] = frozenset({"add_module", "register_module", "register_parameter"})
+# A tensor's fields that hold its values, not its identity (`p.data = ...` keeps the object).
+REQUIRES_GRAD = "requires_grad"
+TENSOR_VALUE_FIELDS: FrozenSet[str] = frozenset({"data", "grad", REQUIRES_GRAD})
+# What an optimizer's parameter filter reads, and the method that changes it.
+GRAD_SWITCHES: Tuple[str, ...] = (REQUIRES_GRAD, REQUIRES_GRAD + "_")
 
 # Modules that hold the modules they are built from: moving the container moves them.
 MODULE_CONTAINERS: FrozenSet[str] = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})

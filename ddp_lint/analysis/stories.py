@@ -107,7 +107,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))
                      and not s.site.exclusive_with(event.site)]
             state = known[0] if known else None
-            stepped = next((s for s in known if s.method == "step"), None)
+            stepped = next((s for s in known if s.method == cat.STEP), None)
             story.steps.append(Step(event, state, stepped, tuple(current)))
     return story
 
@@ -129,7 +129,7 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
 def _placed_before(placements) -> List[Tuple[str, str, str]]:
     """(kind, operation, target) of each move and cast that reached the model before the holder."""
     return [
-        (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, "cpu" if e.kind == cat.HOME else _target(e))
+        (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, cat.CPU if e.kind == cat.HOME else _target(e))
         for e in placements if e.kind in (cat.MOVE, cat.CAST, cat.HOME) or e.operation in cat.DTENSOR_PLACEMENTS
     ]
 
@@ -138,10 +138,10 @@ def _target(event: PlacementEvent) -> str:
     """Where a move goes or what a cast makes, spelled the same way for the same place: "" for a move
     to the device the run uses (`.cuda()`, `.to(device)`), a literal only when the code names one."""
     if event.kind == cat.CAST:
-        text = (event.argument_text or event.operation).replace("torch.", "")
+        text = (event.argument_text or event.operation).replace(cat.TORCH_PREFIX, "")
         return cat.DTYPE_ALIASES.get(text, text)
     text = event.argument_text.strip().strip("'\"")
-    return text if text.startswith(("cuda:", "xpu:", "mps")) else ""
+    return text if text.startswith(cat.NAMED_DEVICE_PREFIXES) else ""
 
 
 def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) -> bool:
@@ -215,7 +215,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if event.site.via is not None and event.site.node is wrap.site.node:
                 continue  # both inside the function called here: it reports them
-            if event.operation == "float":
+            if event.operation == cat.FLOAT32_CAST:
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
             if event.kind == cat.MOVE and moved_before:
                 continue  # already on its device before wrapping: moving "again" is a no-op

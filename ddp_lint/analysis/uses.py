@@ -76,7 +76,7 @@ class _Collector:
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
         if isinstance(func, ast.Attribute):
             receiver = _dotted(func.value) or ""
-            if func.attr == "step" and positional and _SCALER_RECEIVER.search(use_key(receiver) if receiver else ""):
+            if func.attr == cat.STEP and positional and _SCALER_RECEIVER.search(use_key(receiver) if receiver else ""):
                 self.add(positional[0])  # `scaler.step(optimizer)`
             elif func.attr in cat.OPTIMIZER_USE_METHODS:
                 self.add(func.value, func.attr in cat.OPTIMIZER_ONLY_METHODS, func.attr)

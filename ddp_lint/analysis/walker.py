@@ -797,7 +797,7 @@ class ScopeWalker:
         terminal = qualified.rsplit(".", 1)[-1]
         if self.catalog.call_placement(qualified) is not None:
             return  # `model.features = DataParallel(model.features)`: the call is the placement, seen already
-        if (qualified.startswith("torch.nn.") or callee.startswith("nn.")) and terminal[:1].isupper():
+        if (qualified.startswith(cat.MODULE_NAMESPACES[0]) or callee.startswith(cat.MODULE_NAMESPACES)) and terminal[:1].isupper():
             for handle in self._resolve_all(dotted):
                 if handle.sub:
                     label = f"submodule reassignment `{dotted} = {callee}(...)`"
@@ -987,6 +987,11 @@ class ScopeWalker:
             result = self._helper_effect(call, f"self.{func.attr.value}", args, inherited=True)
             if result is not None:
                 return result
+        return self._container_value(dotted, qualified, receiver, args, xla)
+
+    def _container_value(self, dotted: Optional[str], qualified: str, receiver: Value, args, xla: bool) -> Value:
+        """What a call the summaries do not know returns: a module container, a builtin that passes its
+        items through (`list`, `zip`, `enumerate`), or something that carries the parameters handed in."""
         if qualified in cat.MODULE_CONTAINERS:
             # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
             return Value(members=frozenset().union(*(frozenset(value.handles) | value.members for _, value in args)))
@@ -1044,7 +1049,7 @@ class ScopeWalker:
     def _is_library_root(self, root: str) -> bool:
         """A name that means an imported module here: imported and not rebound, or `torch` itself,
         which a star import re-exports without a visible import."""
-        return root not in self.env and (self.imports.binds(root) or root == "torch")
+        return root not in self.env and (self.imports.binds(root) or root == cat.TORCH)
 
     def _defined_callables(self, name: str) -> Callables:
         """A name of this file's classes or functions, or of a module-level table of them, read where
@@ -1091,7 +1096,7 @@ class ScopeWalker:
             return value
         if qualified in ("copy.deepcopy",) and args:
             return Value(copy_of=args[0][1].handle)
-        if is_function and (qualified in cat.PARAMETER_CLASSES or (qualified in cat.TENSOR_FACTORIES and _keyword_is_true(call, "requires_grad"))):
+        if is_function and (qualified in cat.PARAMETER_CLASSES or (qualified in cat.TENSOR_FACTORIES and _keyword_is_true(call, cat.REQUIRES_GRAD))):
             return Value(leaf=True)
         keyword = cat.DEVICE_KEYWORD_MOVES.get(qualified)
         if keyword is not None and args and _keyword_given(call, keyword) and not self._all_cpu(call, keyword):
@@ -1193,10 +1198,10 @@ class ScopeWalker:
                 return Value(copy_of=handle, copy_label=label, copy_operation=cat.TENSOR_COPY)
             return Value(handle=handle, alts=receiver.alts)
         same = Value(handle=handle, alts=receiver.alts)
-        if method == "float" and self._undo_cast(call):
+        if method == cat.FLOAT32_CAST and self._undo_cast(call):
             return same  # `model.half().float()`: a round trip that leaves float32
         kind, label, argument = _classify_method_placement(method, placement, call, args)
-        if kind == cat.MOVE and method == "to" and self._all_cpu(call):
+        if kind == cat.MOVE and method == cat.DEVICE_MOVE and self._all_cpu(call):
             kind = None
         if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
             kind = None
@@ -1256,7 +1261,7 @@ class ScopeWalker:
         """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
         every path. With `keyword`, only that argument says where the call moves the model."""
         chosen = [arg.value for arg in call.args
-                  if (arg.keyword is None and keyword is None) or (arg.keyword is not None and arg.keyword.value == (keyword or "device"))]
+                  if (arg.keyword is None and keyword is None) or (arg.keyword is not None and arg.keyword.value == (keyword or cat.DEVICE_KEYWORD))]
         return bool(chosen) and all(self._is_cpu(value) for value in chosen)
 
     def _one_class_of_submodules(self, func: cst.BaseExpression) -> bool:
@@ -2050,8 +2055,8 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
 
 def _is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
     if isinstance(node, cst.SimpleString):
-        return node.value.strip("'\"") == "cpu"
-    if isinstance(node, cst.Call) and dotted_name(node.func) in ("torch.device", "device") and len(node.args) == 1:
+        return node.value.strip("'\"") == cat.CPU
+    if isinstance(node, cst.Call) and dotted_name(node.func) in cat.DEVICE_CONSTRUCTORS and len(node.args) == 1:
         return _is_cpu_device(node.args[0].value)
     return False
 

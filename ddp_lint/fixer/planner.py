@@ -15,8 +15,8 @@ from . import safety
 from .statements import key_of, reads_and_binds
 
 # Statements built on the optimizer that move with it (DESIGN §2): schedulers, EMA, scalers, state loads.
-_DEPENDENT_CALL_WORDS = ("lr_scheduler", "Scheduler", "LR", "Warmup", "Ema", "EMA", "AveragedModel", "GradScaler", "SWALR")
-_DEPENDENT_METHODS = frozenset({"load_state_dict", "add_param_group", "zero_grad"})
+_DEPENDENT_CALL_WORDS = cat.OPTIMIZER_DEPENDENT_CALL_WORDS
+_DEPENDENT_METHODS = cat.OPTIMIZER_DEPENDENT_METHODS
 
 
 @dataclass
@@ -228,7 +228,7 @@ def _rebinding_refusal(statement, clash, model_roots, placements, placement_stat
         return None
     if statement in placement_statements and clash <= model_roots:
         code = cst.Module(body=[]).code_for_node(holder_statement)
-        if "named_parameters" in code and _is_sync_wrap(placements, statement):
+        if cat.NAMED_PARAMETERS in code and _is_sync_wrap(placements, statement):
             return Refusal(
                 f"parameter groups use named_parameters() and line {line_of(statement)} wraps the model, which "
                 f"renames its parameters (`module.` prefix); rebuild the groups by hand"

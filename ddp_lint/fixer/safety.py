@@ -39,7 +39,7 @@ _READING_CALLS = frozenset({
 })
 _LOGGERS = re.compile(r"^(?:logger|logging|log|LOGGER|_logger|LOG|warnings|pprint|tqdm\.write|wandb\.log|writer)\b")
 # What the optimizer's parameter filter reads, and what changes it.
-_GRAD_SWITCHES = ("requires_grad", "requires_grad_")
+_GRAD_SWITCHES = cat.GRAD_SWITCHES
 # A comment between the two points that asks for the order they are in.
 _ORDER_COMMENT = re.compile(r"\b(?:order|before|after|first|must|required?|do not move)\b", re.I)
 # Comments that are directives to tools, not notes to readers.
@@ -335,7 +335,7 @@ def _changes_given_module(node: cst.CSTNode, local: Set[str]) -> bool:
             return True
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
-            if method in _REGISTERING_METHODS or (method == "load_state_dict" and _assigns(node)):
+            if method in _REGISTERING_METHODS or (method == cat.LOAD_STATE and _assigns(node)):
                 return True
             if method in _MUTATORS and isinstance(node.func.value, (cst.Attribute, cst.Subscript)):
                 return _root_name(node.func.value) not in local  # `self.blocks.append(...)`: maybe a ModuleList
@@ -366,9 +366,8 @@ def _changing_function(call: cst.Call) -> bool:
     return terminal in cat.PARAMETER_CHANGING_FUNCTIONS
 
 
-_VALUE_FIELDS = frozenset({"data", "grad", "requires_grad"})
-# Methods that register a new submodule or parameter on the module they are called on.
-_REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_parameter"})
+_VALUE_FIELDS = cat.TENSOR_VALUE_FIELDS
+_REGISTERING_METHODS = cat.REGISTERING_METHODS
 
 
 def _assigns(call: cst.Call) -> bool:
@@ -610,13 +609,13 @@ class Between:
         """`model.method(...)`: the catalog's methods that keep the parameters and in-place tensor
         methods keep them; a method that the module's classes define is followed; any other may not."""
         method = call.func.attr.value
-        if method == "load_state_dict":
+        if method == cat.LOAD_STATE:
             return _assigns(call)
         if method in cat.PARAMETER_KEEPING_METHODS or (method.endswith("_") and not method.startswith("_")):
             return False
         if method in _REGISTERING_METHODS:
             return True
-        if method == "apply" and call.args:
+        if method == cat.APPLY and call.args:
             function = call.args[0].value
             if isinstance(function, cst.Name):
                 function = self.definitions.resolve(function.value, self.scope)
@@ -638,7 +637,7 @@ class Between:
         """`layer = model[0]`, `for m in model.modules():`: changing `layer` or `m` changes the model."""
         for value, targets in _bindings(statement):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
-                    value.func.attr.value in cat.MODULE_ITERATORS or value.func.attr.value == "get_submodule"):
+                    value.func.attr.value in cat.MODULE_ITERATORS or value.func.attr.value == cat.GET_SUBMODULE):
                 value = value.func.value
             if not _plain_chain(value) or _root_name(value) not in models | self.module_aliases:
                 continue
@@ -767,7 +766,7 @@ def sharded_state_load(moved: Iterable[cst.CSTNode], holder_keys: Set[str], oper
         return None
     for statement in moved:
         for node in _walk(statement, into_definitions=False):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict":
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == cat.LOAD_STATE:
                 if _root_name(node.func.value) in holder_keys:
                     return (f"the state loaded into the optimizer was saved for unsharded parameters and no longer "
                             f"matches them after `{operation}`; convert it with the wrapper's API, such as "
@@ -777,7 +776,7 @@ def sharded_state_load(moved: Iterable[cst.CSTNode], holder_keys: Set[str], oper
 
 def filters_requires_grad(statements: Iterable[cst.CSTNode]) -> bool:
     """The optimizer keeps only the parameters that require grad when it is built."""
-    return any(isinstance(node, cst.Attribute) and node.attr.value == "requires_grad"
+    return any(isinstance(node, cst.Attribute) and node.attr.value == cat.REQUIRES_GRAD
                for statement in statements for node in _walk(statement))
 
 
