@@ -118,3 +118,26 @@ def test_a_class_of_this_file_named_as_an_optimizer_is_one():
             model.cuda()
     """)
     assert [(line, code) for line, code, _ in found] == [(9, "DDP101")]
+
+
+@pytest.mark.parametrize("second, reported", [
+    ("metric = LearnedMetric()", True),  # built here, never moved: its move is its first
+    ("metric = convert(model)", False),  # what a call on the moved model returns may be there already
+])
+def test_already_there_asks_of_the_object_when_it_was_built_here(second, reported):
+    found = _found(f"""
+        import torch
+        from torch import nn
+
+        class LearnedMetric(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+        def main(model, device, convert):
+            model.to(device)
+            {second}
+            optimizer = torch.optim.Adam(list(model.parameters()) + list(metric.parameters()))
+            metric.to(device)
+    """)
+    assert bool(found) is reported, found

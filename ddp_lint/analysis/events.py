@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, FrozenSet, List, Optional, Tuple
+from typing import Callable, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -209,6 +209,9 @@ class ScopeEvents:
     init_calls: FrozenSet[str] = frozenset()
     # A framework's lifecycle (catalog.LIFECYCLES): (method, prefix) — `setUp` runs before each `test*`.
     runs_first: FrozenSet[Tuple[str, str]] = frozenset()
+    # Objects built here from a class the analysis summarised (`metric = LearnedMetric()`): where they
+    # are is known (where they were built, until moved), unlike what an unknown call returns.
+    built_here: Set[int] = field(default_factory=set)
 
     def of_type(self, kind: type) -> List:
         return [event for event in self.events if isinstance(event, kind)]

@@ -97,8 +97,12 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
-            if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)), event):
-                continue  # this object was already there: a round trip, not the first move
+            # a round trip, not the first move: an object built here must have been moved there itself;
+            # another may come from a call on a model already moved (`model = convert(model)`)
+            own = event.handle.obj in scope.built_here
+            if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)) if own else placed,
+                              event):
+                continue
             if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
             seen.add((id(event.site.node), event.kind))

@@ -1539,6 +1539,7 @@ class ScopeWalker:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
         holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
+        self.scope.built_here.add(new.obj)
         if id(call) in self._built:
             self._instances[new.obj] = self._built.pop(id(call))
         holders = []
