@@ -18,7 +18,7 @@ from . import catalog as cat
 from .analysis.module import analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
-from .analysis.walker import placement_signature
+from .analysis.walker import NONE_HANDED, placement_signature
 from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read
@@ -191,24 +191,39 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
 
 
 def _round_trip_at_every_caller(hit: RuleHit, analysis, project) -> bool:
-    """The callee side stays quiet when every call of the function in the tree had already placed the
-    model there (the move here is then a no-op); a function no caller in the tree calls is an API
-    whose callers are elsewhere, and is reported."""
+    """The callee side stays quiet when every call of the function in the tree is harmless: it had
+    already placed the model there (the move here is then a no-op), it hands no optimizer (`None`), or
+    it forwards its own caller's optimizer and every call of it is harmless in turn (a subclass's
+    `super().__init__(model, optimizer)`). A function no caller in the tree calls is an API whose callers
+    are elsewhere, and is reported."""
     story = hit.story
     if story is None or not story.holder.arrives:
         return False
     step = next((s for s in story.steps if s.placement.site.statement is hit.node), None)
     if step is None:
         return False
-    key = story.holder.arrives_key
-    facts = [placed for callee, placed in analysis.calls if callee == key]
+    return _callers_harmless(story.holder.arrives_key, story.holder.var, placement_signature(step.placement),
+                             analysis, project, 0)
+
+
+def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:
+    facts = [(placed, handed) for callee, placed, handed in analysis.calls if callee == key]
     if project is not None:
         elsewhere = project.call_facts(key)
         if elsewhere is None:
             return False
-        facts.extend(placed for _, placed in elsewhere)
-    signature = placement_signature(step.placement)
-    return bool(facts) and all(signature in placed for placed in facts)
+        facts.extend((placed, handed) for _, placed, handed in elsewhere)
+    if not facts:
+        return False
+    for placed, handed in facts:
+        passed = handed.get(var) if var else None
+        if signature in placed or passed == NONE_HANDED:
+            continue
+        if (isinstance(passed, tuple) and depth < 3
+                and _callers_harmless(passed[1], passed[2], signature, analysis, project, depth + 1)):
+            continue
+        return False
+    return True
 
 
 def _display(other: str) -> str:

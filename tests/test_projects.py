@@ -89,14 +89,16 @@ def test_positives_and_hard_negatives_are_both_there():
     assert sum(1 for p in PROJECTS if not expected(p)) >= 3
 
 
-def _tree(tmp_path, trainer_body):
+def _tree(tmp_path, trainer_body, caller_loads_state=False):
     (tmp_path / "trainer.py").write_text(
         "class Trainer:\n    def __init__(self, model, optimizer, device):\n" + trainer_body
         + "        self.optimizer = optimizer\n"
     )
     (tmp_path / "train.py").write_text(
-        "import torch\nfrom trainer import Trainer\n\n\ndef main(model, device):\n"
-        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n"
+        "import torch\nfrom trainer import Trainer\n\n\ndef main(model, device, state):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        + ("    opt.load_state_dict(state)\n" if caller_loads_state else "")
+        + "    return Trainer(model, opt, device)\n"
     )
 
 
@@ -115,8 +117,9 @@ def _run_cli(tmp_path, capsys, *extra):
 
 
 def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
-    _tree(tmp_path, "        self.model = model.to(device)\n")
-    both = (1, [("train.py", 6, "DDP101"), ("trainer.py", 3, "DDP101")])  # the caller's and the callee's side
+    # The caller loads state before handing the optimizer over: its own pair (DDP002), beside the API's.
+    _tree(tmp_path, "        self.model = model.to(device)\n", caller_loads_state=True)
+    both = (1, [("train.py", 6, "DDP002"), ("trainer.py", 3, "DDP101")])  # the caller's and the callee's side
     assert _run_cli(tmp_path, capsys) == both
     assert _run_cli(tmp_path, capsys) == both  # from the cache
     # Only the callee changes: it no longer moves the model. The caller's cached finding must go.
@@ -126,16 +129,17 @@ def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
     )
     assert _run_cli(tmp_path, capsys) == (0, [])
     # And back: the finding reappears although train.py never changed.
-    _tree(tmp_path, "        self.model = model.to(device)\n")
+    _tree(tmp_path, "        self.model = model.to(device)\n", caller_loads_state=True)
     (tmp_path / "train.py").touch()
     assert _run_cli(tmp_path, capsys) == both
 
 
 def test_project_false_in_the_config_checks_each_file_alone(tmp_path, capsys):
-    _tree(tmp_path, "        self.model = model.to(device)\n")
+    _tree(tmp_path, "        self.model = model.to(device)\n", caller_loads_state=True)
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (1, [("train.py", 6, "DDP002"), ("trainer.py", 3, "DDP101")])
     (tmp_path / "pyproject.toml").write_text("[tool.ddp-lint]\nproject = false\n")
     # the callee side needs no other module; the caller's finding does
-    assert _run_cli(tmp_path, capsys) == (1, [("trainer.py", 3, "DDP101")])
+    assert _run_cli(tmp_path, capsys, "--no-cache") == (1, [("trainer.py", 3, "DDP101")])
 
 
 def test_src_setting_resolves_imports_from_another_folder(tmp_path, capsys):
@@ -156,7 +160,7 @@ def test_cache_follows_a_change_in_the_caller_module_only(tmp_path, capsys):
     # The callee side: trainer.py is reported unless every caller placed the model first. Only the
     # caller changes, so trainer.py's cached result must be recomputed from the new call facts.
     _tree(tmp_path, "        self.model = model.to(device)\n")
-    both = (1, [("train.py", 6, "DDP101"), ("trainer.py", 3, "DDP101")])
+    both = (1, [("trainer.py", 3, "DDP101")])  # one bug, one report: the API's, its caller as context
     assert _run_cli(tmp_path, capsys) == both
     (tmp_path / "train.py").write_text(
         "import torch\nfrom trainer import Trainer\n\n\ndef main(model, device):\n    model.to(device)\n"

@@ -51,7 +51,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.module_tables = tables
         return walker
 
-    constructors = _LazyConstructors(classes, new_walker)
+    constructors = _LazyConstructors(classes, new_walker,
+                                     lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog))
     helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
@@ -166,7 +167,8 @@ class ModuleSummaries:
             return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
-        self.constructors = _LazyConstructors(classes, new_walker)
+        self.constructors = _LazyConstructors(
+            classes, new_walker, lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog))
         self._imports, self._project, self._path = imports, project, path
         self._catalog = catalog
         self._classes = classes
@@ -232,6 +234,7 @@ class _Lazy:
 
     def _walk(self, label: str, method: cst.FunctionDef, method_helpers) -> Tuple[ScopeWalker, Tuple[str, ...]]:
         walker = self._new_walker(label, method_helpers)
+        walker.calls = []  # a summary's walk repeats the scope's own: its calls are counted there
         names = walker.bind_parameters(method, is_method=True)
         walker.walk_body(suite_body(method.body), root=(method,))
         return walker, names
@@ -252,6 +255,7 @@ class _LazyFunctions(_Lazy):
         if function is None:
             return None
         walker = self._new_walker(f"{name}()", {})
+        walker.calls = []  # a summary's walk repeats the scope's own: its calls are counted there
         names = walker.bind_parameters(function, is_method=False)
         walker.walk_body(suite_body(function.body), root=(function,))
         return _summarize(name, walker, names)
@@ -301,6 +305,9 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
                     local[base] = _LazySummaries(methods, new_walker,
                                                  _bases(classes[base], classes, imports, new_walker, project, path, catalog))
                 summary = local[base].get(name)
+                if summary is not None and summary.key is None:
+                    # what `super().name()` calls, as its callee side names itself (a constructor by its class)
+                    summary.key = (os.path.abspath(path) if path else "", base if name == "__init__" else f"{base}.{name}")
             elif project is not None and imports.imported_name(base):
                 summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
             else:
@@ -340,9 +347,10 @@ class _LazyConstructors(_Lazy):
     """What calling a class of this file builds: the holders its `__init__` makes, on the arguments or
     on the new object itself (an agent or policy that builds its own optimizer)."""
 
-    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
+    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker, bases=None) -> None:
         super().__init__(new_walker)
         self._classes = classes
+        self._bases = bases  # klass -> how its bases' methods are looked up (`super().__init__(...)`)
 
     def defines(self, name: str) -> bool:
         return name in self._classes
@@ -353,7 +361,7 @@ class _LazyConstructors(_Lazy):
         init = methods.get("__init__")
         if init is None:
             return None
-        lazy = _LazySummaries(methods, self._new_walker)
+        lazy = _LazySummaries(methods, self._new_walker, self._bases(klass) if self._bases is not None else None)
         walker, names = self._walk(f"{name}.__init__", init, lazy)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get

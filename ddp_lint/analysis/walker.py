@@ -23,7 +23,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from .. import catalog as cat
-from .context import Decidable, call_truths, decidable_parameters, never_runs
+from .context import Decidable, call_truths, decidable_parameters, literal_truth, never_runs
 from .events import (
     ANY_SUBMODULE,
     DiscardedWrapperEvent,
@@ -102,6 +102,7 @@ class HelperSummary:
 
 
 Callables = FrozenSet[Tuple[Optional[str], str]]
+NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 
 # An object built from a summarised class: (its method summaries, what its attributes hold, the holders
 # handed to its constructor, where its class's statements are when another module defines it)
@@ -219,12 +220,13 @@ class ScopeWalker:
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
         self.decidable: Decidable = {}  # see HelperSummary.decidable
+        self.arrival_key: Optional[Tuple[str, str]] = None  # this function's key for its callers, when reported
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
         self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
         # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
         # of their placements that had already been made here, before the call). The callee side asks
         # whether every caller placed the model before handing it over.
-        self.calls: List[Tuple[Tuple[str, str], FrozenSet[Tuple[str, str, str]]]] = []
+        self.calls: List[Tuple[Tuple[str, str], FrozenSet[Tuple[str, str, str]], Dict[str, object]]] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
         self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
@@ -273,6 +275,7 @@ class ScopeWalker:
             self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset()))
             bound.append((param, handle))
         if arrival is not None:
+            self.arrival_key = arrival[1]
             self._optimizers_arrive(function, bound, *arrival)
         rebound: set = set()
         _collect_bound(function.body, rebound)
@@ -1299,21 +1302,24 @@ class ScopeWalker:
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
         actual = self._actuals(positional, keywords, own, instance)
-        if not own and instance is None:
+        if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
-            self.calls.append((key, self._placed_before(summary, actual)))
+            if key[1].endswith(".__init__"):
+                key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
+            self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
         via = f"{summary.name}()"
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
-        self._replay_placements(call, summary, actual, truths, via)
+        handed = self._handed_optimizers(summary, positional, keywords)
+        self._replay_placements(call, summary, actual, truths, via, handed)
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
             self._note_instance(call, summary, actual, passed)
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
-            return self._construct(call, summary, actual, truths)
+            return self._construct(call, summary, actual, truths, handed)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional)
         if summary.holder is not None:
@@ -1425,8 +1431,18 @@ class ScopeWalker:
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
+    def _handed_optimizers(self, summary: HelperSummary, positional: List[Value],
+                           keywords: Dict[str, Value]) -> FrozenSet[int]:
+        """The holders handed to parameters the callee names as optimizers (its callee side reports them)."""
+        handed = set()
+        for index, name in enumerate(summary.param_names):
+            value = positional[index] if index < len(positional) else keywords.get(name)
+            if value is not None and value.holders and cat.receives_optimizer(name):
+                handed.update(id(h) for h in value.holders)
+        return frozenset(handed)
+
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str) -> None:
+                           via: str, handed: FrozenSet[int] = frozenset()) -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
         literal arguments leave open."""
         for origin, sub, event in summary.placements:
@@ -1445,7 +1461,8 @@ class ScopeWalker:
             for handle in handles:
                 self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                           event.argument_text, event.operation, elsewhere=elsewhere,
-                                          unknown_keyword=event.unknown_keyword, synced=event.synced))
+                                          unknown_keyword=event.unknown_keyword, synced=event.synced,
+                                          callee_holders=handed | event.callee_holders))
 
     def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
         """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
@@ -1509,6 +1526,31 @@ class ScopeWalker:
                 if arrived:
                     self._emit(ManagedEvent(self._site(call), arrived, f"{_callee_name(call.func)}()"))
 
+    def _handed(self, summary: HelperSummary, call: cst.Call, positional: List[Value],
+                keywords: Dict[str, Value]) -> Dict[str, object]:
+        """What this call hands each parameter that may receive an optimizer, for the callee side: NONE
+        (a literal `None` or falsy, or a falsy default left as it is), or ("arrived", the key and the
+        name of this function's own parameter it forwards), or nothing said."""
+        handed: Dict[str, object] = {}
+        spread = any(arg.star for arg in call.args)
+        for index, name in enumerate(summary.param_names):
+            value = positional[index] if index < len(positional) else keywords.get(name)
+            node = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if node is None and index < len(positional):
+                node = [a.value for a in call.args if a.keyword is None and not a.star][index]
+            if node is not None and literal_truth(node) is False:
+                handed[name] = NONE_HANDED
+            elif value is None and not spread and summary.decidable.get(name, (0, None))[1] is False:
+                handed[name] = NONE_HANDED
+            elif value is not None:
+                arrived = next((h for h in value.holders if h.arrives), None)
+                origin = self.origins.get(value.handle.obj) if value.handle is not None else None
+                if arrived is not None:
+                    handed[name] = ("arrived", arrived.arrives_key, arrived.var)
+                elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
+                    handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
+        return handed
+
     def _placed_before(self, summary: HelperSummary, actual) -> FrozenSet[Tuple[str, str, str]]:
         """The callee's placements of its arguments that this scope had already made on what it passes:
         moving a model that is already on a device (not the CPU) there again, or casting it to the
@@ -1535,7 +1577,8 @@ class ScopeWalker:
                 return bool(bound & names)
         return False
 
-    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool]) -> Value:
+    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
+                   handed: FrozenSet[int] = frozenset()) -> Value:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
         holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
@@ -1554,7 +1597,8 @@ class ScopeWalker:
                 site = self._site(call, via=f"{summary.name}()")
                 elsewhere = inner.elsewhere or (Elsewhere(summary.locate, inner.site.node) if summary.locate else None)
                 for handle in handles:
-                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere))
+                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere,
+                                                   callee_holders=handed | inner.callee_holders))
                 continue
             kind = inner.kind
             if handles:
