@@ -565,6 +565,9 @@ FLOAT32_CAST = "float"
 DEVICE_MOVE = "to"  # the move classified by its arguments (device, dtype, xla, cpu)
 APPLY = "apply"  # `module.apply(fn)`: runs fn on every submodule
 GET_SUBMODULE = "get_submodule"
+# Methods that register a function to run later, when the object they are called on runs (ignite's
+# `@trainer.on(Events.STARTED)`, `trainer.add_event_handler(event, fn)`).
+HANDLER_REGISTRATIONS: FrozenSet[str] = frozenset({"on", "add_event_handler"})
 NAMED_PARAMETERS = "named_parameters"  # param groups built from names (a wrap prefixes them)
 # Methods that register a new submodule or parameter on the module they are called on.
 REGISTERING_METHODS: FrozenSet[str] = frozenset({"add_module", "register_module", "register_parameter"})

@@ -141,3 +141,20 @@ def test_already_there_asks_of_the_object_when_it_was_built_here(second, reporte
             metric.to(device)
     """)
     assert bool(found) is reported, found
+
+
+@pytest.mark.parametrize("registration, reported", [
+    ("@trainer.on(Events.STARTED)\n    def place(engine):\n        model.to(device)\n", True),
+    ("def place(engine):\n        model.to(device)\n\n    trainer.add_event_handler(Events.STARTED, place)\n", True),
+    ("def place(engine):\n        model.to(device)\n", False),  # never registered: never runs
+])
+def test_a_registered_handler_runs_when_its_object_runs(registration, reported):
+    source = (
+        "import torch\nfrom ignite.engine import Engine, Events\n\n\ndef main(model, loader, device):\n"
+        "    trainer = Engine(lambda e, b: 0.0)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        f"    {registration}"
+        "    trainer.run(loader)\n    return optimizer\n"
+    )
+    found = [(f.code, f.fix) for f in lint_source(source, "t.py", ALL)]
+    assert bool(found) is reported, found
+    assert all(not (fix or {}).get("available") for _, fix in found)  # no automatic fix: it runs later

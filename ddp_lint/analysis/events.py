@@ -57,6 +57,8 @@ class Site:
     dead: FrozenSet[Tuple[int, int]] = frozenset()
     # The conditions inside the helper (and its helpers) on the way to an event that happens there.
     inner: Tuple[Guard, ...] = ()
+    # Inside a handler registered on an object, run when the object runs (`place() run by trainer.run()`).
+    handler: Optional[str] = None
 
     @property
     def statement(self) -> cst.CSTNode:

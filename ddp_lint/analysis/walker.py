@@ -40,7 +40,7 @@ from .events import (
     StateEvent,
     TRY_BODY,
 )
-from .blocks import suites
+from .blocks import suite_body, suites
 from .names import code_text, ImportTable, dotted_name, operands, target_elements
 from .uses import OptimizerUses, OPTIMIZER_KEYWORD, use_key
 
@@ -235,6 +235,10 @@ class ScopeWalker:
         # Flags the function computes on its straight-line path (`use_ddp = ws > 1 and not args.fp16`):
         # a condition on them means their definition (see Guard.facts); any later assignment forgets one.
         self._definitions: Dict[str, cst.BaseExpression] = {}
+        # Nested functions registered to run when an object runs: its name -> them, in order.
+        self._handlers: Dict[str, List[cst.FunctionDef]] = {}
+        self._running: set = set()  # handlers being walked now (a handler that runs its owner again)
+        self._running_via: Optional[str] = None  # `trainer.run()` while its handlers are walked
         # Module-level names bound to this file's classes or tables of them (`PLACERS = {...}`).
         self.module_tables: Dict[str, Callables] = {}
         self._guards: Tuple[Guard, ...] = ()
@@ -392,7 +396,11 @@ class ScopeWalker:
             elif isinstance(statement, cst.Try):
                 self._walk_try(statement)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                pass  # their own scopes; the name now refers to something new
+                # their own scopes; the name now refers to something new. A function registered as a
+                # handler (`@trainer.on(...)`) runs when its object runs (see _run_handlers).
+                owner = _handler_owner(statement) if isinstance(statement, cst.FunctionDef) else None
+                if owner is not None:
+                    self._handlers.setdefault(owner, []).append(statement)
             elif isinstance(statement, cst.Match):
                 self._walk_match(statement)
             else:
@@ -931,6 +939,8 @@ class ScopeWalker:
         func = call.func
         dotted = dotted_name(func)
         receiver, method, library_call = self._eval_receiver(call, dotted)
+        if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
+            self._run_handlers(call, dotted.rpartition(".")[0], method)
         first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
         self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
@@ -1740,13 +1750,42 @@ class ScopeWalker:
 
     # ----- bookkeeping --------------------------------------------------------------------------
     def _site(self, node: cst.CSTNode, via: Optional[str] = None) -> Site:
-        return Site(next(self.order), node, self._chain, self._branches, self._guards, len(self._loops), via, self._dead)
+        return Site(next(self.order), node, self._chain, self._branches, self._guards, len(self._loops),
+                    via or self._running_via, self._dead, handler=self._running_via)
 
     def _emit(self, event: object) -> None:
         if not self._silent:
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+
+    def _run_handlers(self, call: cst.Call, owner: str, method: str) -> None:
+        """`trainer.run(loader)`: the functions registered on `trainer` run now, in the order they were
+        registered, with the names they capture as they are here. `trainer.add_event_handler(e, fn)`
+        registers `fn`, one of this function's nested functions."""
+        if method in cat.HANDLER_REGISTRATIONS:
+            nested = {d.name.value: d for d in self._nested_functions()}
+            for arg in call.args:
+                name = dotted_name(arg.value)
+                if name in nested:
+                    self._handlers.setdefault(owner, []).append(nested[name])
+            return
+        for handler in self._handlers.get(owner, ()):
+            if id(handler) in self._running:
+                continue
+            self._running.add(id(handler))
+            alive, returns, via = self._alive, list(self.returns), self._running_via
+            self._running_via = f"{handler.name.value}() run by {owner}.{method}()"
+            try:
+                self._walk_block(suite_body(handler.body))
+            finally:
+                self._running.discard(id(handler))
+                self._alive, self.returns, self._running_via = alive, returns, via
+
+    def _nested_functions(self) -> List[cst.FunctionDef]:
+        root = self._chain[0] if self._chain else None
+        body = suite_body(root.body) if isinstance(root, cst.FunctionDef) else ()
+        return [statement for statement in body if isinstance(statement, cst.FunctionDef)]
 
     def _defines_method(self, receiver: Value, method: str) -> bool:
         """Whether the receiver is an object built here from a summarised class that has the method."""
@@ -1766,6 +1805,16 @@ class ScopeWalker:
 
 _ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
                          r"|discriminators?|polic(?:y|ies)")
+
+
+def _handler_owner(function: cst.FunctionDef) -> Optional[str]:
+    """`@trainer.on(Events.STARTED)` above a nested function: `trainer`."""
+    for decorator in function.decorators:
+        node = decorator.decorator
+        func = node.func if isinstance(node, cst.Call) else node
+        if isinstance(func, cst.Attribute) and func.attr.value in cat.HANDLER_REGISTRATIONS:
+            return dotted_name(func.value)
+    return None
 
 
 def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], FrozenSet[str]]:

@@ -58,6 +58,9 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     if not placements:
         return Refusal("nothing to move after")
     target = max(targets, key=lambda p: p.site.order)
+    if target.site.handler is not None:
+        return Refusal(f"the placement runs in `{target.site.handler}`, a handler that runs while its object "
+                       f"runs and uses the optimizer: build the optimizer in a handler registered after it")
     if target.operation == cat.TENSOR_COPY:
         return Refusal(
             "an optimizer moved after the copy would hold a tensor that is not a leaf; create the tensor on "
