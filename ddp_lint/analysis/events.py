@@ -217,6 +217,8 @@ class ScopeEvents:
     # Objects built here from a class the analysis summarised (`metric = LearnedMetric()`): where they
     # are is known (where they were built, until moved), unlike what an unknown call returns.
     built_here: Set[int] = field(default_factory=set)
+    # A class's methods its callers call in this order on one object (`learner.compile(); learner.fit()`).
+    ordered: FrozenSet[Tuple[str, str]] = frozenset()
 
     def of_type(self, kind: type) -> List:
         return [event for event in self.events if isinstance(event, kind)]

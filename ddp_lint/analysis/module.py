@@ -24,6 +24,8 @@ class ModuleAnalysis:
     # Calls of this file's and the project's functions and classes: (callee key, the signatures of
     # the callee's placements already made before the call) (see ScopeWalker.calls).
     calls: List[tuple] = field(default_factory=list)
+    # (class, method, method called after it on one object), from every scope of the file.
+    method_orders: set = field(default_factory=set)
 
 
 def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: bool = False, project=None,
@@ -39,7 +41,6 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     # A caller often comes before its helpers (`main()` at the top of the file): a helper not yet
     # walked when a call asks for it is summarised then, by a walk of its own.
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
-
     optimizer_uses = _lazy_optimizer_uses(module, source)
     tables = module_tables(module.body, classes, functions)
 
@@ -47,12 +48,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                              project, path)
         walker.calls = analysis.calls
+        walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
         walker.module_tables = tables
         return walker
 
-    constructors = _LazyConstructors(classes, new_walker,
-                                     lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog))
+    def bases_of(klass: cst.ClassDef):
+        return _bases(klass, classes, imports, new_walker, project, path, catalog)
+    constructors = _LazyConstructors(classes, new_walker, bases_of)
     helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
@@ -70,11 +73,9 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
-        method_helpers = _LazySummaries({m.name.value: m for m in methods}, new_walker,
-                                        _bases(klass, classes, imports, new_walker, project, path, catalog))
-        walker = new_walker(f"{prefix}{klass.name.value}", method_helpers)
-        bases = (imports.qualify(name) for name in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if name)
-        walker.scope.runs_first = cat.lifecycle(bases, klass.name.value)
+        walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries({m.name.value: m for m in methods}, new_walker,
+                                                                          bases_of(klass)))
+        walker.scope.runs_first = _lifecycle(klass, imports)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
         for method in ordered:
@@ -105,7 +106,20 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     walker = new_walker("<module>", {})
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
+    _note_method_orders(analysis)
     return analysis
+
+
+def _lifecycle(klass: cst.ClassDef, imports: ImportTable):
+    """The framework lifecycle of a class by its bases (catalog.LIFECYCLES)."""
+    bases = (imports.qualify(name) for name in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if name)
+    return cat.lifecycle(bases, klass.name.value)
+
+
+def _note_method_orders(analysis: ModuleAnalysis) -> None:
+    """The order a class's callers call its methods in, for the stories across its methods."""
+    for scope in analysis.scopes:
+        scope.ordered = frozenset((a, b) for c, a, b in analysis.method_orders if c == scope.name)
 
 
 def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[[], OptimizerUses]:

@@ -88,7 +88,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if holder.refused_with and _under_flag(event.site, holder.refused_with):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first):
+            if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
@@ -161,7 +161,8 @@ def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) ->
 
 
 def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozenset(),
-                runs_first: FrozenSet[Tuple[str, str]] = frozenset()) -> bool:
+                runs_first: FrozenSet[Tuple[str, str]] = frozenset(),
+                ordered: FrozenSet[Tuple[str, str]] = frozenset()) -> bool:
     """Source order is execution order within one function; across a class's methods only `__init__`
     is known to run first, and not before the methods it calls itself, and a framework's lifecycle
     method before the methods it prepares (`setUp` before each `test*`). An event replayed from a
@@ -173,8 +174,8 @@ def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozense
         return False
     if a.name.value == "__init__":
         return b is None or b.name.value not in init_calls
-    return b is not None and any(a.name.value == method and b.name.value.startswith(prefix)
-                                 for method, prefix in runs_first)
+    return b is not None and ((a.name.value, b.name.value) in ordered or any(
+        a.name.value == method and b.name.value.startswith(prefix) for method, prefix in runs_first))
 
 
 def _between(ending, first: Site, last: Site) -> bool:
@@ -218,7 +219,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
                 continue
-            if not _runs_after(wrap.site, event.site, scope.init_calls):
+            if not _runs_after(wrap.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
                 continue
             if event.site.via is not None and event.site.node is wrap.site.node:
                 continue  # both inside the function called here: it reports them

@@ -107,7 +107,7 @@ NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker
 # An object built from a summarised class: (its method summaries, what its attributes hold, the holders
 # handed to its constructor, where its class's statements are when another module defines it)
 Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
-                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]]]
+                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str]  # ..., its class's name
 
 
 @dataclass(frozen=True)
@@ -239,6 +239,10 @@ class ScopeWalker:
         self._handlers: Dict[str, List[cst.FunctionDef]] = {}
         self._running: set = set()  # handlers being walked now (a handler that runs its owner again)
         self._running_via: Optional[str] = None  # `trainer.run()` while its handlers are walked
+        # Methods called on objects built here, in order: (class, earlier method, later method), shared
+        # by the walkers of a file (see ScopeEvents.ordered).
+        self.method_orders: set = set()
+        self._instance_calls: Dict[int, List[str]] = {}
         # Module-level names bound to this file's classes or tables of them (`PLACERS = {...}`).
         self.module_tables: Dict[str, Callables] = {}
         self._guards: Tuple[Guard, ...] = ()
@@ -963,7 +967,7 @@ class ScopeWalker:
             result = self._library_effect(call, qualified, args, library_call or method is None)
             if result is not None:
                 return result
-        if method is not None and not library_call and dotted and self._defines_method(receiver, method):
+        if method is not None and not library_call and dotted and self._defines_method(receiver, method, dotted):
             # `session.cuda()` on an object of this file's class that defines `cuda()` itself: its own
             # method, not torch's (methods resolve by the receiver's class)
             result = self._helper_effect(call, dotted, args)
@@ -1368,6 +1372,8 @@ class ScopeWalker:
             summary = instance[0](method_name) if instance is not None else None
             if summary is not None and summary.locate is None:
                 summary.locate = instance[3]  # a class of another module: its methods are there too
+            if summary is not None:
+                self._note_method_order(owner, instance[4], method_name)
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
             if imported is not None and imported not in self.catalog.call_placements and not self._qualify(dotted) in self.catalog.holders:
@@ -1482,6 +1488,10 @@ class ScopeWalker:
                 event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
                                     bucket_view=bucket_view)
                 self._emit(event)
+                old = self.env.get(var)
+                for previous in old.holders if old is not None else ():
+                    # `self.compile(self.lr)` in `fit()` after its move: the optimizer is rebuilt
+                    self._emit(RebindEvent(self._site(call, via=via), previous, event))
                 self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
 
     def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
@@ -1493,7 +1503,7 @@ class ScopeWalker:
         # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
         made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
         handed = tuple({id(h): h for h in (*passed, *made)}.values())
-        self._built[id(call)] = (summary.methods, kept, handed, summary.locate)
+        self._built[id(call)] = (summary.methods, kept, handed, summary.locate, summary.name)
 
     def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
         """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
@@ -1787,8 +1797,20 @@ class ScopeWalker:
         body = suite_body(root.body) if isinstance(root, cst.FunctionDef) else ()
         return [statement for statement in body if isinstance(statement, cst.FunctionDef)]
 
-    def _defines_method(self, receiver: Value, method: str) -> bool:
-        """Whether the receiver is an object built here from a summarised class that has the method."""
+    def _note_method_order(self, owner: str, class_name: str, method: str) -> None:
+        """`learner.compile(); learner.fit()`: on this object, `compile` ran before `fit` (the class's own
+        scope learns the order its callers call its methods in)."""
+        obj = self.env[owner].handle.obj
+        called = self._instance_calls.setdefault(obj, [])
+        self.method_orders.update((class_name, earlier, method) for earlier in called if earlier != method)
+        called.append(method)
+
+    def _defines_method(self, receiver: Value, method: str, dotted: str) -> bool:
+        """Whether the receiver is an object of a summarised class that has the method: one built here,
+        or `self` in a class that defines it (its own `compile()`, not torch's)."""
+        if dotted == f"self.{method}":
+            defines = getattr(self.method_helpers, "defines", None)
+            return defines is not None and defines(method)
         instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
         return instance is not None and instance[0](method) is not None
 
