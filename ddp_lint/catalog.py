@@ -527,9 +527,17 @@ def receives_optimizer(name: str, annotation: str = "", string_default: bool = F
 
 
 def receives_model(name: str, annotation: str = "") -> bool:
-    if annotation:
-        return _annotation_names(annotation, _MODEL_ANNOTATION)
+    """A module parameter: annotated as one, or named as one and annotated with no more than a class
+    whose name says nothing (`model: WideDeep`, a project's own model class)."""
+    if annotation and _annotation_names(annotation, _MODEL_ANNOTATION):
+        return True
+    if annotation and not _PLAIN_CLASS_ANNOTATION.fullmatch(annotation.strip("\"' ")):
+        return False
     return _MODEL_PARAMETER_NAME.match(name) is not None
+
+
+# `WideDeep`, `models.Net`: one class, no generic, no builtin type (`str`, `dict` are lower case).
+_PLAIN_CLASS_ANNOTATION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*")
 
 
 # A context manager named after the optimizer, around a move, re-points the optimizer at the moved

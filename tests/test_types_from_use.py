@@ -23,3 +23,16 @@ def test_a_parameter_used_only_as_an_optimizer_is_one(signature, body, reported)
     for prefilter in (True, False):  # the prefilter lets through what the engine reports
         codes = [f.code for f in lint_source(source, "t.py", ALL, prefilter=prefilter)]
         assert ("DDP101" in codes) is reported, (prefilter, codes)
+
+
+@pytest.mark.parametrize("name, annotation, module", [
+    ("model", "WideDeep", True),  # a project class: the name decides
+    ("model", "nn.Module", True),
+    ("model", "str", False),  # a builtin type says it is no module
+    ("model", "Optional[Dict[str, Any]]", False),
+    ("config", "Config", False),  # a class, but the name does not say model
+])
+def test_a_parameter_named_as_the_model_with_a_plain_class_annotation_is_a_module(name, annotation, module):
+    from ddp_lint import catalog as cat
+
+    assert cat.receives_model(name, annotation) is module

@@ -53,9 +53,9 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.module_tables = tables
         return walker
 
-    def bases_of(klass: cst.ClassDef):
-        return _bases(klass, classes, imports, new_walker, project, path, catalog)
-    constructors = _LazyConstructors(classes, new_walker, bases_of)
+    # A constructor's summary does not run its bases' `__init__` (yet): its callers would then report, once
+    # each, what the base's callee side reports (widedeep's tests, one API); see fixtures/model 2f.
+    constructors = _LazyConstructors(classes, new_walker)
     helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
@@ -73,8 +73,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
-        walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries({m.name.value: m for m in methods}, new_walker,
-                                                                          bases_of(klass)))
+        walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
+            {m.name.value: m for m in methods}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
         # __init__ runs first; the other methods are taken in source order.
         ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
@@ -181,8 +181,7 @@ class ModuleSummaries:
             return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
-        self.constructors = _LazyConstructors(
-            classes, new_walker, lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog))
+        self.constructors = _LazyConstructors(classes, new_walker)
         self._imports, self._project, self._path = imports, project, path
         self._catalog = catalog
         self._classes = classes
@@ -361,10 +360,9 @@ class _LazyConstructors(_Lazy):
     """What calling a class of this file builds: the holders its `__init__` makes, on the arguments or
     on the new object itself (an agent or policy that builds its own optimizer)."""
 
-    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker, bases=None) -> None:
+    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
         super().__init__(new_walker)
         self._classes = classes
-        self._bases = bases  # klass -> how its bases' methods are looked up (`super().__init__(...)`)
 
     def defines(self, name: str) -> bool:
         return name in self._classes
@@ -375,7 +373,7 @@ class _LazyConstructors(_Lazy):
         init = methods.get("__init__")
         if init is None:
             return None
-        lazy = _LazySummaries(methods, self._new_walker, self._bases(klass) if self._bases is not None else None)
+        lazy = _LazySummaries(methods, self._new_walker)
         walker, names = self._walk(f"{name}.__init__", init, lazy)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get
