@@ -161,9 +161,7 @@ class PlacementEvent:
     # Made inside a context manager that re-points the optimizers at the moved parameters
     # (poutyne's `with self._update_optim_device(): self.network.cuda()`): the holders are in step.
     synced: bool = False
-    # Made inside a function that was handed these holders (ids) as its optimizer parameters: that
-    # function's callee side reports the pair, once, with its callers as context.
-    callee_holders: FrozenSet[int] = frozenset()
+
 
 
 @dataclass

@@ -94,9 +94,6 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # the same call on another object the name may hold
             if _callee_owns(holder, event):
                 continue  # one bug, one report: the function called here reports it
-            if id(holder) in event.callee_holders and not states:
-                continue  # handed to a function that takes it as its optimizer: that API reports it,
-                # unless state given here first makes this caller's pair the worse one
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue

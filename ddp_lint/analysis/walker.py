@@ -1325,15 +1325,14 @@ class ScopeWalker:
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
-        handed = self._handed_optimizers(summary, positional, keywords)
-        self._replay_placements(call, summary, actual, truths, via, handed)
+        self._replay_placements(call, summary, actual, truths, via)
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
             self._note_instance(call, summary, actual, passed)
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
-            return self._construct(call, summary, actual, truths, handed)
+            return self._construct(call, summary, actual, truths)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional)
         if summary.holder is not None:
@@ -1447,18 +1446,8 @@ class ScopeWalker:
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
-    def _handed_optimizers(self, summary: HelperSummary, positional: List[Value],
-                           keywords: Dict[str, Value]) -> FrozenSet[int]:
-        """The holders handed to parameters the callee names as optimizers (its callee side reports them)."""
-        handed = set()
-        for index, name in enumerate(summary.param_names):
-            value = positional[index] if index < len(positional) else keywords.get(name)
-            if value is not None and value.holders and cat.receives_optimizer(name):
-                handed.update(id(h) for h in value.holders)
-        return frozenset(handed)
-
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str, handed: FrozenSet[int] = frozenset()) -> None:
+                           via: str) -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
         literal arguments leave open."""
         for origin, sub, event in summary.placements:
@@ -1477,8 +1466,7 @@ class ScopeWalker:
             for handle in handles:
                 self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                           event.argument_text, event.operation, elsewhere=elsewhere,
-                                          unknown_keyword=event.unknown_keyword, synced=event.synced,
-                                          callee_holders=handed | event.callee_holders))
+                                          unknown_keyword=event.unknown_keyword, synced=event.synced))
 
     def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
         """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
@@ -1597,8 +1585,7 @@ class ScopeWalker:
                 return bool(bound & names)
         return False
 
-    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                   handed: FrozenSet[int] = frozenset()) -> Value:
+    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool]) -> Value:
         """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
         holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
@@ -1617,8 +1604,7 @@ class ScopeWalker:
                 site = self._site(call, via=f"{summary.name}()")
                 elsewhere = inner.elsewhere or (Elsewhere(summary.locate, inner.site.node) if summary.locate else None)
                 for handle in handles:
-                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere,
-                                                   callee_holders=handed | inner.callee_holders))
+                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere))
                 continue
             kind = inner.kind
             if handles:
