@@ -114,10 +114,21 @@ def _used_as_optimizer(text: str) -> bool:
     use, whatever its name (the tree stage asks the methods of one receiver)."""
     return (all(method in text for method in cat.OPTIMIZER_METHODS_TOGETHER)
             or any(method in text for method in cat.OPTIMIZER_ONLY_METHODS | cat.OPTIMIZER_USE_ATTRIBUTES)
-            or (".step(" in text and _SCALER.search(text) is not None))
+            or any(_SCALER.search(_receiver_before(text, m.start())) for m in _STEP_WITH_ARGUMENT.finditer(text)))
 
 
 _SCALER = re.compile(cat.SCALER_RECEIVER)
+# `.step(x`: a call of a `step` method with an argument (a scaler's `step(optimizer)`); literal first,
+# so the scan skips to each `.step` (the receiver's name is read back from there)
+_STEP_WITH_ARGUMENT = re.compile(r"\.[ \t]*step[ \t]*\([ \t]*[A-Za-z_]")
+
+
+def _receiver_before(text: str, end: int) -> str:
+    """The name that ends where a method call's dot starts (`scaler` of `scaler.step(`)."""
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:end]
 
 
 # A string literal, f-strings apart: their replacement fields are code.

@@ -36,3 +36,15 @@ def test_a_parameter_named_as_the_model_with_a_plain_class_annotation_is_a_modul
     from ddp_lint import catalog as cat
 
     assert cat.receives_model(name, annotation) is module
+
+
+@pytest.mark.parametrize("text, used", [
+    ("scaler.step(optimizer)", True),
+    ("amp_scaler.step(opt)", True),
+    ("example.step()", False),  # no argument: an environment's or a scheduler's step
+    ("for sample in data:\n    env.step(action)", False),  # `amp` in `sample` names no receiver
+])
+def test_the_text_stage_reads_a_scalers_step_by_its_receiver(text, used):
+    from ddp_lint.prefilter import _used_as_optimizer
+
+    assert _used_as_optimizer(text) is used
