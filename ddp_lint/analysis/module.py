@@ -13,7 +13,7 @@ from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
-from .walker import HelperSummary, Origin, ScopeWalker, literal_key
+from .walker import HelperSummary, Origin, ScopeWalker, callables_in
 
 
 @dataclass
@@ -138,15 +138,15 @@ def module_tables(body: Sequence[cst.CSTNode], classes, functions) -> Dict[str, 
     """Module-level names bound to this file's classes or functions, alone or in a registry dict
     (`PLACERS = {"gpu": GpuPlacer, "cpu": CpuPlacer}`), as (key or None, name) pairs."""
     tables: Dict[str, FrozenSet[Tuple[Optional[str], str]]] = {}
+
+    def defined(name: str) -> FrozenSet[Tuple[Optional[str], str]]:
+        return frozenset({(None, name)}) if name in classes or name in functions else frozenset()
+
     for statement in _top_level_simple_statements(body):
         if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0].target, cst.Name)):
             continue
-        value = statement.value
-        entries = ([(literal_key(e.key), e.value) for e in value.elements if isinstance(e, cst.DictElement)]
-                   if isinstance(value, cst.Dict) else [(None, value)])
-        pairs = frozenset((key, node.value) for key, node in entries
-                          if isinstance(node, cst.Name) and (node.value in classes or node.value in functions))
+        pairs = callables_in(statement.value, defined)
         if pairs:
             tables[statement.targets[0].target.value] = pairs
     return tables
@@ -245,9 +245,13 @@ class _Lazy:
     def _compute(self, name: str) -> Optional[HelperSummary]:
         raise NotImplementedError
 
-    def _walk(self, label: str, method: cst.FunctionDef, method_helpers) -> Tuple[ScopeWalker, Tuple[str, ...]]:
+    def _summary_walker(self, label: str, method_helpers) -> ScopeWalker:
         walker = self._new_walker(label, method_helpers)
         walker.calls = []  # a summary's walk repeats the scope's own: its calls are counted there
+        return walker
+
+    def _walk(self, label: str, method: cst.FunctionDef, method_helpers) -> Tuple[ScopeWalker, Tuple[str, ...]]:
+        walker = self._summary_walker(label, method_helpers)
         names = walker.bind_parameters(method, is_method=True)
         walker.walk_body(suite_body(method.body), root=(method,))
         return walker, names
@@ -267,8 +271,7 @@ class _LazyFunctions(_Lazy):
         function = self._functions.get(name)
         if function is None:
             return None
-        walker = self._new_walker(f"{name}()", {})
-        walker.calls = []  # a summary's walk repeats the scope's own: its calls are counted there
+        walker = self._summary_walker(f"{name}()", {})
         names = walker.bind_parameters(function, is_method=False)
         walker.walk_body(suite_body(function.body), root=(function,))
         return _summarize(name, walker, names)

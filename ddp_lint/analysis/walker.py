@@ -830,7 +830,9 @@ class ScopeWalker:
                 if binding is not None and dotted.count(".") <= 1:
                     value = _value_of(binding, handles)
                     if "." not in dotted and not value.callables and self._is_free(dotted):
-                        value = dataclasses.replace(value, callables=self._defined_callables(dotted))
+                        defined = self._defined_callables(dotted)
+                        if defined:  # most names are no class of this file: no copy of the value then
+                            value = dataclasses.replace(value, callables=defined)
                     return value
                 return Value(handles[0], alts=frozenset(handles[1:]),
                              callables=self._defined_callables(dotted) if "." not in dotted else frozenset())
@@ -866,19 +868,8 @@ class ScopeWalker:
             xla = True
         if positional and len(fields) != len(node.elements):
             fields = []
-        callables = self._table_of_callables(node) if isinstance(node, cst.Dict) else frozenset()
+        callables = callables_in(node, self._defined_callables) if isinstance(node, cst.Dict) else frozenset()
         return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables)
-
-    def _table_of_callables(self, node: cst.Dict) -> Callables:
-        """`{"gpu": GpuPlacer, "cpu": CpuPlacer}`: the classes a registry holds, under their keys."""
-        pairs = set()
-        for element in node.elements:
-            name = dotted_name(element.value) if isinstance(element, cst.DictElement) else None
-            if name is None or "." in name:
-                continue
-            key = literal_key(element.key)
-            pairs.update((key, found) for _, found in self._defined_callables(name))
-        return frozenset(pairs)
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -1908,6 +1899,20 @@ def literal_key(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.SimpleString) and not any(p in node.prefix.lower() for p in "fb"):
         return node.evaluated_value if isinstance(node.evaluated_value, str) else None
     return None
+
+
+def callables_in(value: cst.BaseExpression, resolve: Callable[[str], Callables]) -> Callables:
+    """The classes or functions a name or a registry dict (`{"gpu": GpuPlacer, "cpu": CpuPlacer}`) holds,
+    under their keys; `resolve` says what a plain name is."""
+    if isinstance(value, cst.Dict):
+        pairs = set()
+        for element in value.elements:
+            name = dotted_name(element.value) if isinstance(element, cst.DictElement) else None
+            if name is not None and "." not in name:
+                pairs.update((literal_key(element.key), found) for _, found in resolve(name))
+        return frozenset(pairs)
+    name = dotted_name(value)
+    return resolve(name) if name is not None and "." not in name else frozenset()
 
 
 def _pick(callables: Callables, node: cst.Subscript) -> Callables:
