@@ -591,6 +591,15 @@ MODULE_CONTAINERS: FrozenSet[str] = frozenset({"torch.nn.ModuleList", "torch.nn.
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
 
+
+def hands_parameters(method: Optional[str], name: Optional[str]) -> bool:
+    """What a call handed first must look like for its result to be an optimizer by use alone (a call
+    that names nothing we know, see the walker's `_built_by_use`): `x.parameters()` (`method`), or a
+    name for parameters (`params`, `self.param_groups`). The prefilter asks the same of the syntax."""
+    if method is not None:
+        return method in PARAMETER_METHODS
+    return name is not None and "param" in name.rsplit(".", 1)[-1].lower()
+
 # Tensors made to be trained on their own: a later `t = t.to(device)` makes a copy the optimizer
 # does not hold (semantics: a tensor's `.to()` returns a new tensor unless it is already there).
 TENSOR_FACTORIES: FrozenSet[str] = frozenset(

@@ -344,6 +344,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             table = _dotted(func.value)
             if table is not None and table.endswith(".__dict__"):
                 unit.arguments.append(table[: -len(".__dict__")])  # `torch.optim.__dict__[name](...)`
+        if not unit.holder and node.args and _hands_parameters(node.args[0]):
+            unit.holder = True  # a call that may build an optimizer known by its use (walker._built_by_use)
         if not unit.holder and node.args:
             # A config factory (`instantiate(cfg.optimizer)`, `config.init_obj("optimizer", ...)`) or an
             # optimizer class handed on (`partial(torch.optim.AdamW)`, `getattr(torch.optim, name)`),
@@ -385,6 +387,12 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         for alias in node.names:
             full = f"{module}.{alias.name}" if module else alias.name
             aliases.setdefault(alias.asname or alias.name, set()).add(full)
+
+
+def _hands_parameters(arg: ast.AST) -> bool:
+    if type(arg) is ast.Call:
+        return type(arg.func) is ast.Attribute and cat.hands_parameters(arg.func.attr, None)
+    return cat.hands_parameters(None, _dotted(arg))
 
 
 def tokens_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:

@@ -48,3 +48,22 @@ def test_the_text_stage_reads_a_scalers_step_by_its_receiver(text, used):
     from ddp_lint.prefilter import _used_as_optimizer
 
     assert _used_as_optimizer(text) is used
+
+
+@pytest.mark.parametrize("build, use, reported", [
+    ("OPTIMS[name](net.parameters(), lr=0.1)", "fit(net, optimizer=opt)", True),  # handed on as `optimizer=`
+    ("OPTIMS[name](net.parameters())", "opt.zero_grad(); opt.step()", True),  # uses only an optimizer has
+    ("optims.__dict__[name](params)", "opt.param_groups[0]['lr'] = 0.1", True),  # a name for parameters
+    ("OPTIMS[name](net.parameters())", "opt.step()", False),  # a step() alone: a scheduler's, a clipper's
+    ("OPTIMS[name](net.parameters())", "print(opt)", False),  # handed the parameters, never used as one
+    ("OPTIMS[name](net)", "fit(net, optimizer=opt)", False),  # handed the module: a wrapper or a factory
+    ("OPTIMS[name](lr=0.1)", "fit(net, optimizer=opt)", False),  # handed no parameters: built elsewhere
+])
+def test_a_call_that_names_nothing_builds_an_optimizer_by_what_it_is_handed_and_its_use(build, use, reported):
+    source = "\n".join([
+        "import torch", "", "", "def train(net, name, device):", "    params = net.parameters()",
+        f"    opt = {build}", "    net.to(device)", f"    {use}", "",
+    ])
+    for prefilter in (True, False):
+        codes = [f.code for f in lint_source(source, "t.py", ALL, prefilter=prefilter)]
+        assert ("DDP101" in codes) is reported, (prefilter, codes)

@@ -52,6 +52,7 @@ class _Collector:
     def __init__(self) -> None:
         self.used: Set[str] = set()
         self.alone: Set[str] = set()  # uses that make an optimizer of whatever the name
+        self.handed: Set[str] = set()  # passed as an `optimizer=` argument
         self.methods: Dict[str, Set[str]] = {}  # use key -> the optimizer methods called on it
         self.loops: Dict[str, List[str]] = {}  # loop variable -> the iterables it walks
 
@@ -91,6 +92,9 @@ class _Collector:
         for keyword in node.keywords:
             if keyword.arg is not None and OPTIMIZER_KEYWORD.match(keyword.arg):
                 self.add(keyword.value, alone=False)
+                root = _root_of(keyword.value)
+                if root is not None:
+                    self.handed.add(use_key(root))
 
     def alone_keys(self) -> Set[str]:
         """Names used as nothing but an optimizer is: a use only optimizers have, or methods that
@@ -115,6 +119,7 @@ class OptimizerUses:
 
     names: FrozenSet[str] = frozenset()
     alone: FrozenSet[str] = frozenset()
+    handed: FrozenSet[str] = frozenset()  # passed on as `optimizer=`: what the callee takes is one
 
 
 def optimizer_uses(source: str) -> OptimizerUses:
@@ -138,4 +143,4 @@ def optimizer_uses(source: str) -> OptimizerUses:
             used.update(sources)
         if use_key(variable) in alone:
             alone.update(sources)
-    return OptimizerUses(frozenset(used), frozenset(alone))
+    return OptimizerUses(frozenset(used), frozenset(alone), frozenset(collector.handed))

@@ -995,6 +995,10 @@ class ScopeWalker:
             result = self._helper_effect(call, f"self.{func.attr.value}", args, inherited=True)
             if result is not None:
                 return result
+        if dotted is None:
+            result = self._built_by_use(call, args)
+            if result is not None:
+                return result
         return self._container_value(dotted, qualified, receiver, args, xla)
 
     def _container_value(self, dotted: Optional[str], qualified: str, receiver: Value, args, xla: bool) -> Value:
@@ -1616,7 +1620,7 @@ class ScopeWalker:
             if qualified in self.catalog.holders:
                 return self._holder(call, self.catalog.holders[qualified], terminal, args)
             if receiver.holders or not self._builds_from_config(call, dotted):
-                return None
+                return self._built_by_use(call, args) if not receiver.holders else None
             receiver = _EMPTY  # a config or builder object, not the model
         elif (cat.HOLDER_TERMINALS.get(terminal) != cat.FACTORY and not any(value.params for _, value in args)
               and not self._used_as_optimizer(call)):
@@ -1625,17 +1629,37 @@ class ScopeWalker:
             return None
         return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
 
-    def _used_as_optimizer(self, call: cst.Call) -> bool:
+    def _built_by_use(self, call: cst.Call, args) -> Optional[Value]:
+        """Types from use at the construction: a call that names nothing we know (`optims.__dict__[name]
+        (model.parameters())`, a class picked at run time) builds an optimizer when it is handed the
+        parameters first and this file uses what it returns as one. Neither alone is evidence: many
+        calls take parameters (`clip_grad_norm_`), and a name used as an optimizer may hold a factory."""
+        if self._in_test or self.optimizer_uses is None or not args:
+            return None
+        first, value = args[0]
+        if first.keyword is not None or first.star or not value.params or value.holders:
+            return None
+        handed = first.value
+        method = handed.func.attr.value if isinstance(handed, cst.Call) and isinstance(handed.func, cst.Attribute) else None
+        if not cat.hands_parameters(method, None if method else dotted_name(handed)):
+            return None
+        if not self._used_as_optimizer(call, only_optimizers=True):
+            return None
+        return self._holder(call, cat.FACTORY, f"{_callee_label(call.func)}()", args)
+
+    def _used_as_optimizer(self, call: cst.Call, only_optimizers: bool = False) -> bool:
         """Types from use: a call known by its name alone, handed no parameters, builds an optimizer
         only when what it returns is used as one in this file (stepped, scheduled, handed on as
         `optimizer=`; analysis/uses.py), or is returned for the callers to use, or is kept in an
         attribute named for optimizers (`self.optimizers, ... = self.init_optimizers(model)`): an
-        attribute's uses may lie in other files, a local name's all lie here."""
+        attribute's uses may lie in other files, a local name's all lie here. `only_optimizers` asks
+        for uses that only an optimizer has, or a hand-over as `optimizer=` (a `step()` alone is a
+        scheduler's or a clipper's too), and never counts a return."""
         if self.optimizer_uses is None:
             return True
         small = self._current_node
         if isinstance(small, cst.Return):
-            return _is_part(call, small.value)
+            return not only_optimizers and _is_part(call, small.value)
         value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
         targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
                    else [small.target] if isinstance(small, cst.AnnAssign) else [])
@@ -1645,7 +1669,8 @@ class ScopeWalker:
                 named += [t.value for t, v in zip(target.elements, value.elements) if v.value is call]
             elif value is call:
                 named += [t.value for t in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        used = self.optimizer_uses().names
+        uses = self.optimizer_uses()
+        used = uses.alone | uses.handed if only_optimizers else uses.names
         for key in filter(None, map(dotted_name, named)):
             if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
                 return True
@@ -2077,6 +2102,15 @@ def _is_params_entry(target: cst.BaseExpression) -> bool:
 def _callee_name(func: cst.BaseExpression) -> str:
     while isinstance(func, (cst.Call, cst.Subscript)):
         func = func.func if isinstance(func, cst.Call) else func.value
+    return dotted_name(func) or "call"
+
+
+def _callee_label(func: cst.BaseExpression) -> str:
+    """A looked-up callee as the code spells it, its key elided: `optims.__dict__[...]`."""
+    if isinstance(func, cst.Subscript):
+        return f"{_callee_label(func.value)}[...]"
+    if isinstance(func, cst.Call):
+        return f"{_callee_label(func.func)}(...)"
     return dotted_name(func) or "call"
 
 
