@@ -408,6 +408,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
                             argument_state_calls=list(walker.argument_state_calls),
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
+                            handled=list(walker.handled),
                             decidable=walker.decidable)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
@@ -424,6 +425,8 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     summary.fields = _returned_fields(walker)
     for value in walker.returns:
         holder: HolderEvent = value.holder
+        if holder is not None and holder.arrives:
+            holder = None  # the optimizer the caller handed in, handed back: the caller's own
         if holder is not None:
             models = []
             for handle in holder.models:
@@ -451,6 +454,8 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
         for shape in shapes:
             value = shape[position]
             holder = value.holder
+            if holder is not None and holder.arrives:
+                holder = None  # the optimizer the caller handed in, handed back: the caller's own
             if holder is not None:
                 models = [(walker.origins[h.obj], h.sub) for h in holder.models
                           if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]

@@ -80,6 +80,10 @@ class HelperSummary:
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
     regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
+    # Where it hands an argument to a call that takes the model and the optimizer together
+    # (`amp.initialize(model, optimizer)`), with the conditions on the way: a caller that rebinds its
+    # optimizer from this call leaves the order to it on those paths only.
+    handled: List[Tuple[Origin, Site]] = field(default_factory=list)
     # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
     # `prepare_fsdp_module(self.model, self.optimizers)`): a call of this method keeps them in step.
     syncs_self_optimizers: bool = False
@@ -219,6 +223,7 @@ class ScopeWalker:
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
+        self.handled: List[Tuple[Origin, Site]] = []  # see HelperSummary.handled
         self.decidable: Decidable = {}  # see HelperSummary.decidable
         self.arrival_key: Optional[Tuple[str, str]] = None  # this function's key for its callers, when reported
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
@@ -753,6 +758,10 @@ class ScopeWalker:
             self._assign_attribute(target, value_node)
             return
         old = self.env.get(key)
+        if old is not None and isinstance(value_node, cst.Call) and key in _dotted_names(value_node):
+            # `optimizer = Wrapper(optimizer)`, `type(optimizer)(...)` on what this function was handed: it
+            # owns that object's order from here (see HelperSummary.handled)
+            self._note_handled(self._site(value_node), (Value(handle=old.handle),))
         if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
             # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
             self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
@@ -1117,6 +1126,7 @@ class ScopeWalker:
                 self._emit(PlacementEvent(site, handle, cat.MOVE, f"{terminal}(..., {keyword}=...)", operation=terminal))
         if is_function and self.catalog.is_managed(qualified) and "." in qualified:
             held = tuple(holder for _, value in args for holder in value.holders)
+            self._note_handled(self._site(call), (value for _, value in args))
             if held:
                 self._emit(ManagedEvent(self._site(call), held, qualified))
                 return Value()
@@ -1407,10 +1417,13 @@ class ScopeWalker:
             self.syncs_self_optimizers = True
         if own and summary.syncs_self_optimizers:
             self.syncs_self_optimizers = True
-        if passed and (summary.regroups or self._rebinds_passed_holder(call, passed)):
-            # `model, optimizer = convert_to_amp(model, optimizer)`, or a helper that re-adds the
-            # optimizer's param groups: the helper is handed the optimizer and owns the order.
+        if passed and summary.regroups:
+            # a helper that re-adds the optimizer's param groups: it is handed the optimizer and owns the order
             self._emit(ManagedEvent(self._site(call), passed, via))
+        elif summary.handled:
+            # `model, optimizer = init_amp(model, optimizer)`: the helper owns the order where its body
+            # hands the optimizer to a call that takes both, not where it hands it back as it came
+            self._replay_handled(call, summary, args, passed if self._rebinds_passed_holder(call, passed) else (), via)
         if ((own or instance is not None) and summary.syncs_self_optimizers) or any(
                 event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
             # the method re-points the optimizers it can reach once its moves are done (a regrouping
@@ -1419,6 +1432,30 @@ class ScopeWalker:
             if held:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
         return passed
+
+    def _replay_handled(self, call: cst.Call, summary: HelperSummary, args, passed: Tuple[HolderEvent, ...],
+                        via: str) -> None:
+        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
+        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        for origin, inner in summary.handled:
+            value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+            if value is None or never_runs(inner.guards + inner.inner, truths):
+                continue
+            site = dataclasses.replace(self._site(call, via=via), branches=self._branches + inner.branches,
+                                       inner=inner.guards + inner.inner)
+            self._note_handled(site, (value,))  # for this function's own callers
+            held = tuple(holder for holder in value.holders if any(holder is p for p in passed))
+            if held:
+                self._emit(ManagedEvent(site, held, via))
+
+    def _note_handled(self, site: Site, values) -> None:
+        if self._silent:
+            return
+        for value in values:
+            origin = self.origins.get(value.handle.obj) if value.handle is not None else None
+            if origin is not None and origin.kind == "param" and not value.handle.sub:
+                self.handled.append((origin, site))
 
     def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
                             instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
@@ -1525,6 +1562,8 @@ class ScopeWalker:
             for arg in call.args:
                 name = dotted_name(arg.value)
                 binding = self.env.get(name) if name else None
+                if binding is not None:
+                    self._note_handled(self._site(call), (Value(handle=binding.handle),))  # for the callers
                 arrived = tuple(h for h in binding.holders if h.arrives) if binding is not None else ()
                 if arrived:
                     self._emit(ManagedEvent(self._site(call), arrived, f"{_callee_name(call.func)}()"))
