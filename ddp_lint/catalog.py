@@ -193,6 +193,8 @@ COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEma
 # A copying holder given this keyword puts its copy there itself: a later move of the model does not
 # strand it (`AveragedModel(model, device=device)`, timm's `ModelEmaV2(model, device=...)`).
 DEVICE_KEYWORD = "device"
+# A tensor's or a module's `.device`: where its tensors are (a device value, see the walker).
+DEVICE_ATTRIBUTE = "device"
 COPY_DEVICE_KEYWORD = DEVICE_KEYWORD
 # A helper given an optimizer that calls this on it re-binds the optimizer to the parameters it has
 # then (composer's `prepare_fsdp_module` clears and re-adds the param groups after wrapping).

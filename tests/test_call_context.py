@@ -4,7 +4,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ddp_lint.analysis.context import call_truths, decidable_parameters, never_runs
+from ddp_lint.analysis.context import call_truths, decidable_parameters, never_runs, truth_of
 from ddp_lint.analysis.events import Guard
 from ddp_lint.engine import lint_source
 from ddp_lint.settings import Selection, Settings
@@ -48,10 +48,17 @@ def test_literal_arguments_decide_the_constructor_branch(call, rebind, reported)
 def test_truths_are_three_valued():
     function = cst.parse_statement("def f(a, b=False, c=None, *, d=1, e=x): a = 2")
     decidable = decidable_parameters(function, False, {"a"})
-    assert decidable == {"b": (1, False), "c": (2, False), "d": (1 << 30, True), "e": (1 << 30, None)}
+    assert decidable == {"b": (1, False), "c": (2, False), "d": (1 << 30, True), "e": (1 << 30, None),
+                         "b is None": (1, False), "c is None": (2, True), "d is None": (1 << 30, False),
+                         "e is None": (1 << 30, None)}
     call = cst.parse_expression("f(0, True, c=y)")
     truths = call_truths(decidable, call.args)
-    assert truths == {"b": True, "d": True}
+    assert truths == {"b": True, "d": True, "b is None": False, "d is None": False}
+    left_out = call_truths(decidable, cst.parse_expression("f(0)").args)
+    assert left_out["c is None"] is True and left_out["c"] is False
+    assert truth_of(cst.parse_expression("c is None"), left_out) is True
+    assert truth_of(cst.parse_expression("c is not None"), left_out) is False
+    assert truth_of(cst.parse_expression("e is None"), left_out) is None  # a default that is no literal
     assert not never_runs([Guard(cst.parse_expression("b and (c or not d)"), True)], truths)  # c decides
     assert never_runs([Guard(cst.parse_expression("b and not d"), True)], truths)
     assert never_runs([Guard(cst.parse_expression("c or not b"), True)], {"b": True, "c": False})

@@ -17,8 +17,10 @@ import libcst as cst
 from .events import Guard
 from .names import dotted_name
 
-# name -> (position among the arguments a caller passes, the truth of its literal default or None)
+# name -> (position among the arguments a caller passes, the truth of its literal default or None);
+# `name is None` -> the same for whether it is None (`def apply(model, mix, device=None)`).
 Decidable = Dict[str, Tuple[int, Optional[bool]]]
+NONE_TEST = " is None"
 
 
 def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: Iterable[str]) -> Decidable:
@@ -34,6 +36,7 @@ def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: It
             continue
         position = index if index < len(params) else 1 << 30  # keyword-only: never by position
         decidable[name] = (position, literal_truth(param.default) if param.default is not None else None)
+        decidable[name + NONE_TEST] = (position, literal_is_none(param.default) if param.default is not None else None)
     return decidable
 
 
@@ -49,6 +52,13 @@ def literal_truth(node: cst.BaseExpression) -> Optional[bool]:
     return None
 
 
+def literal_is_none(node: cst.BaseExpression) -> Optional[bool]:
+    """`None` is None, any other literal is not; None for anything not literal."""
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True
+    return False if literal_truth(node) is not None else None
+
+
 def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, bool]:
     """The truth of each decidable parameter at this call: the literal passed, else the literal default
     when nothing can pass it (a `*args` or `**kwargs` at the call may)."""
@@ -57,9 +67,9 @@ def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, bool
     spread = any(arg.star for arg in args)
     truths: Dict[str, bool] = {}
     for name, (position, default) in decidable.items():
-        passed = positional[position] if position < len(positional) else keywords.get(name)
+        passed = positional[position] if position < len(positional) else keywords.get(name.removesuffix(NONE_TEST))
         if passed is not None:
-            truth = literal_truth(passed.value)
+            truth = literal_is_none(passed.value) if name.endswith(NONE_TEST) else literal_truth(passed.value)
         else:
             truth = None if spread else default
         if truth is not None:
@@ -69,14 +79,22 @@ def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, bool
 
 def never_runs(guards: Sequence[Guard], truths: Mapping[str, bool]) -> bool:
     """Whether one of the conditions on the way to an event is false for this call."""
-    return bool(truths) and any(_truth(guard.test, truths) is (not guard.holds) for guard in guards)
+    return bool(truths) and any(truth_of(guard.test, truths) is (not guard.holds) for guard in guards)
 
 
-def _truth(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[bool]:
+def truth_of(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[bool]:
     """Three-valued: True, False, or None when the call does not decide it."""
+    _truth = truth_of
     name = dotted_name(test)
     if name is not None:
         return truths.get(name)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        name = dotted_name(test.left)
+        if (name is not None and isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+                and isinstance(target.operator, (cst.Is, cst.IsNot))):
+            none = truths.get(name + NONE_TEST)
+            return None if none is None else none is isinstance(target.operator, cst.Is)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _truth(test.expression, truths)
         return None if inner is None else not inner

@@ -161,6 +161,10 @@ class PlacementEvent:
     # Made inside a context manager that re-points the optimizers at the moved parameters
     # (poutyne's `with self._update_optim_device(): self.network.cuda()`): the holders are in step.
     synced: bool = False
+    # A move's device as a device value (see walker.Value.device_of): the objects whose place it is.
+    device_of: FrozenSet[int] = frozenset()
+    # In a summary: the same, as the arguments or attributes the callers fill in (walker.Origin).
+    device_origins: Tuple[object, ...] = ()
 
 
 

@@ -1,6 +1,8 @@
 """Splits a file into scopes, analyses each in an order that lets callers see their helpers' summaries."""
 from __future__ import annotations
 
+import dataclasses
+
 import os
 from dataclasses import dataclass, field
 from itertools import count
@@ -224,12 +226,29 @@ class _Lazy:
     def __init__(self, new_walker) -> None:
         self._new_walker = new_walker
         self._done: Dict[str, Optional[HelperSummary]] = {}
+        self._contexts: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], Optional[HelperSummary]] = {}
 
     def get(self, name: str) -> Optional[HelperSummary]:
         if name not in self._done:
             self._done[name] = None
-            self._done[name] = self._compute(name)
+            self._done[name] = self._contextual(name, self._compute(name))
         return self._done[name]
+
+    def in_context(self, name: str, truths: Dict[str, bool]) -> Optional[HelperSummary]:
+        """The summary of a walk in which the call's constant arguments decide the branches that test
+        them (`apply(model, mix)` leaves `device=None`: `if device is None:` takes its first arm), so
+        what the names hold after the branch is what that arm made. Each context once; a recursive
+        call sees the summary without context."""
+        key = (name, tuple(sorted(truths.items())))
+        if key not in self._contexts:
+            self._contexts[key] = None
+            self._contexts[key] = self._compute(name, dict(truths))
+        return self._contexts[key]
+
+    def _contextual(self, name: str, summary: Optional[HelperSummary]) -> Optional[HelperSummary]:
+        if summary is not None and summary.tests and summary.in_context is None:
+            summary.in_context = lambda truths: self.in_context(name, truths)
+        return summary
 
     def start(self, name: str) -> bool:
         """The caller walks this definition itself and will `finish` it: whether nobody asked before
@@ -240,18 +259,20 @@ class _Lazy:
         return True
 
     def finish(self, name: str, summary: Optional[HelperSummary]) -> None:
-        self._done[name] = summary
+        self._done[name] = self._contextual(name, summary)
 
-    def _compute(self, name: str) -> Optional[HelperSummary]:
+    def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         raise NotImplementedError
 
-    def _summary_walker(self, label: str, method_helpers) -> ScopeWalker:
+    def _summary_walker(self, label: str, method_helpers, context: Optional[Dict[str, bool]] = None) -> ScopeWalker:
         walker = self._new_walker(label, method_helpers)
         walker.calls = []  # a summary's walk repeats the scope's own: its calls are counted there
+        walker.context = context or {}
         return walker
 
-    def _walk(self, label: str, method: cst.FunctionDef, method_helpers) -> Tuple[ScopeWalker, Tuple[str, ...]]:
-        walker = self._summary_walker(label, method_helpers)
+    def _walk(self, label: str, method: cst.FunctionDef, method_helpers,
+              context: Optional[Dict[str, bool]] = None) -> Tuple[ScopeWalker, Tuple[str, ...]]:
+        walker = self._summary_walker(label, method_helpers, context)
         names = walker.bind_parameters(method, is_method=True)
         walker.walk_body(suite_body(method.body), root=(method,))
         return walker, names
@@ -267,11 +288,11 @@ class _LazyFunctions(_Lazy):
     def defines(self, name: str) -> bool:
         return name in self._functions
 
-    def _compute(self, name: str) -> Optional[HelperSummary]:
+    def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         function = self._functions.get(name)
         if function is None:
             return None
-        walker = self._summary_walker(f"{name}()", {})
+        walker = self._summary_walker(f"{name}()", {}, context)
         names = walker.bind_parameters(function, is_method=False)
         walker.walk_body(suite_body(function.body), root=(function,))
         return _summarize(name, walker, names)
@@ -287,11 +308,11 @@ class _LazySummaries(_Lazy):
         self._methods = methods
         self._inherited = inherited
 
-    def _compute(self, name: str) -> Optional[HelperSummary]:
+    def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         method = self._methods.get(name)
         if method is None:
-            return self.inherited(name)
-        walker, names = self._walk(name, method, self)
+            return self.inherited(name) if context is None else None
+        walker, names = self._walk(name, method, self, context)
         return _summarize(name, walker, names)
 
     def defines(self, name: str) -> bool:
@@ -370,14 +391,14 @@ class _LazyConstructors(_Lazy):
     def defines(self, name: str) -> bool:
         return name in self._classes
 
-    def _compute(self, name: str) -> Optional[HelperSummary]:
+    def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         klass = self._classes.get(name)
         methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)} if klass else {}
         init = methods.get("__init__")
         if init is None:
             return None
         lazy = _LazySummaries(methods, self._new_walker)
-        walker, names = self._walk(f"{name}.__init__", init, lazy)
+        walker, names = self._walk(f"{name}.__init__", init, lazy, context)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get
         for key, binding in walker.env.items():
@@ -408,14 +429,15 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
                             argument_state_calls=list(walker.argument_state_calls),
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
-                            handled=list(walker.handled),
+                            handled=list(walker.handled), tests=frozenset(walker.tested) & frozenset(walker.arguments),
+                            arguments=walker.arguments,
                             decidable=walker.decidable)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):
-            summary.placements.append((origin, event.handle.sub, event))
+            summary.placements.append((origin, event.handle.sub, _with_device_origins(event, walker)))
     for built in walker.scope.of_type(HolderEvent):
         if built.var and built.var.startswith("self.") and built.site.via is None:
             models = [(walker.origins[h.obj], h.sub) for h in built.models
@@ -440,6 +462,15 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if origin is not None and origin.kind == "param":
                 summary.returns_param = origin.index
     return summary
+
+
+def _with_device_origins(event: PlacementEvent, walker: ScopeWalker) -> PlacementEvent:
+    """A move's device value, as the arguments and attributes its callers fill in; none when it was
+    read from an object of the function's own."""
+    origins = tuple(walker.origins.get(obj) for obj in sorted(event.device_of))
+    if not origins or any(o is None or o.kind not in ("param", "self") for o in origins):
+        return event
+    return dataclasses.replace(event, device_origins=origins)
 
 
 def _returned_fields(walker: ScopeWalker) -> tuple:

@@ -23,7 +23,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from .. import catalog as cat
-from .context import Decidable, call_truths, decidable_parameters, literal_truth, never_runs
+from .context import NONE_TEST, Decidable, call_truths, decidable_parameters, literal_truth, never_runs, truth_of
 from .events import (
     ANY_SUBMODULE,
     DiscardedWrapperEvent,
@@ -84,6 +84,11 @@ class HelperSummary:
     # (`amp.initialize(model, optimizer)`), with the conditions on the way: a caller that rebinds its
     # optimizer from this call leaves the order to it on those paths only.
     handled: List[Tuple[Origin, Site]] = field(default_factory=list)
+    # The parameters its `if` tests read: a call that decides one gets the summary of a walk in that
+    # context (`in_context`, given by whoever made the summary), not only its events filtered.
+    tests: FrozenSet[str] = frozenset()
+    arguments: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)  # as `decidable`, rebound ones too
+    in_context: Optional[Callable[[Dict[str, bool]], Optional["HelperSummary"]]] = None
     # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
     # `prepare_fsdp_module(self.model, self.optimizers)`): a call of this method keeps them in step.
     syncs_self_optimizers: bool = False
@@ -129,6 +134,7 @@ class Binding:
     element: bool = False  # bound by a loop or comprehension to one of a container's modules
     makes: Optional[str] = None  # holds an optimizer class or partial: calling it builds a holder
     callables: Callables = frozenset()  # the classes or functions of this file it may be (see Value)
+    device_of: FrozenSet[int] = frozenset()  # see Value
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -160,6 +166,9 @@ class Value:
     # `{"gpu": GpuPlacer, "cpu": CpuPlacer}`): (the constant key it sits under, or None; its name).
     # Calling the value calls each one it may be.
     callables: Callables = frozenset()
+    # A device value: the device where these objects' tensors are (`next(model.parameters()).device`,
+    # a batch sent there, its `.device`). One object: a move of that object there moves nothing.
+    device_of: FrozenSet[int] = frozenset()
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -224,6 +233,10 @@ class ScopeWalker:
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
         self.handled: List[Tuple[Origin, Site]] = []  # see HelperSummary.handled
+        self.tested: set = set()  # the names `if` tests read (see HelperSummary.tests)
+        self.context: Dict[str, bool] = {}  # what the call this summary is for decides (analysis/context.py)
+        self._rebound: set = set()
+        self.arguments: Decidable = {}  # every parameter, as a call may decide it (see HelperSummary.arguments)
         self.decidable: Decidable = {}  # see HelperSummary.decidable
         self.arrival_key: Optional[Tuple[str, str]] = None  # this function's key for its callers, when reported
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
@@ -293,6 +306,8 @@ class ScopeWalker:
         rebound: set = set()
         _collect_bound(function.body, rebound)
         self.decidable = decidable_parameters(function, is_method, rebound)
+        self.arguments = decidable_parameters(function, is_method, ())
+        self._rebound = set()
         return tuple(names)
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
@@ -464,6 +479,19 @@ class ScopeWalker:
             self._loops[-1].ended.add(arm)
 
     def _walk_if(self, statement: cst.If) -> None:
+        self.tested.update(_dotted_names(statement.test))
+        decided = truth_of(statement.test, {k: v for k, v in self.context.items()
+                                            if k.removesuffix(NONE_TEST) not in self._rebound}) if self.context else None
+        if decided is not None:
+            # a summary for a call that decides this test: only the arm that runs, as straight code
+            self._eval_test(statement.test)
+            if decided:
+                self._walk_suite(statement.body)
+            elif isinstance(statement.orelse, cst.If):
+                self._walk_if(statement.orelse)
+            elif isinstance(statement.orelse, cst.Else):
+                self._walk_suite(statement.orelse.body)
+            return
         self._eval_test(statement.test)
         if self._arrivals and statement.orelse is None and _ends_in_raise(statement.body):
             self._note_refusal(statement.test)
@@ -675,6 +703,8 @@ class ScopeWalker:
     # ----- bindings -----------------------------------------------------------------------------
     def _assign(self, key: str, binding: Binding) -> None:
         self.env[key] = binding
+        if self.context:
+            self._rebound.add(key)  # from here the call's constant no longer decides a test of it
         self._definitions.pop(key, None)
         if self._writes:
             self._writes[-1].add(key)  # the merge after the enclosing branch looks only at these
@@ -794,7 +824,7 @@ class ScopeWalker:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, _is_cpu_device(value_node), alts,
                                   value.members, value.element and value.handle is not None, value.makes,
-                                  value.callables))
+                                  value.callables, value.device_of))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -834,6 +864,10 @@ class ScopeWalker:
             if dotted is not None:
                 if self._is_library_root(dotted.split(".", 1)[0]):
                     return _EMPTY
+                if (isinstance(node, cst.Attribute) and node.attr.value == cat.DEVICE_ATTRIBUTE
+                        and dotted not in self.env and not _is_self_attribute(dotted)):
+                    # `batch.device`, `model.device`: where it is (`self.device` is an attribute instead)
+                    return Value(device_of=self._device_value(self._eval(node.value)))
                 handles = self._resolve_all(dotted)
                 binding = self.env.get(dotted) if "." not in dotted or dotted.startswith("self.") else None
                 if binding is not None and dotted.count(".") <= 1:
@@ -847,6 +881,8 @@ class ScopeWalker:
                              callables=self._defined_callables(dotted) if "." not in dotted else frozenset())
             if isinstance(node, cst.Attribute):
                 inner = self._eval(node.value)
+                if node.attr.value == cat.DEVICE_ATTRIBUTE:
+                    return Value(device_of=self._device_value(inner))  # `next(model.parameters()).device`
                 return Value(params=inner.params)
         if isinstance(node, cst.Call):
             return self._eval_call(node)
@@ -894,8 +930,8 @@ class ScopeWalker:
         if inner.members:
             return Value(_first(inner.members), params=inner.params, alts=inner.members)
         if inner.handle is not None and not inner.holders:
-            return Value(inner.handle, params=inner.params, alts=inner.alts)
-        return Value(params=inner.params)
+            return Value(inner.handle, params=inner.params, alts=inner.alts, device_of=inner.device_of)
+        return Value(params=inner.params, device_of=inner.device_of)  # `batch[:, 0]` is where `batch` is
 
     def _eval_comprehension(self, node) -> Value:
         """A comprehension's targets are bound only inside it; its result holds what its element holds."""
@@ -1155,12 +1191,15 @@ class ScopeWalker:
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
         handle = receiver.handle
         if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holders:
+            # `Net().to(device)`, `batch.get().to(device)`: placed before it has a name, and then there
+            device = self._device_argument(call, args) if method == cat.DEVICE_MOVE else frozenset()
             kind, label, argument = _classify_method_placement(method, cat.METHOD_PLACEMENTS[method], call, args)
             if kind is None:
-                return Value(pending=receiver.pending)
+                return Value(pending=receiver.pending, device_of=device)
             placeholder = Handle(-1, (), "")
-            event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method)
-            return Value(pending=receiver.pending + (event,))
+            event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method,
+                                   device_of=device)
+            return Value(pending=receiver.pending + (event,), device_of=device)
         if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
             origin = self.origins.get(handle.obj)
             if origin is not None and origin.kind == "param":
@@ -1219,11 +1258,12 @@ class ScopeWalker:
             if kind is not None:
                 return Value(copy_of=handle, copy_label=label, copy_operation=cat.TENSOR_COPY)
             return Value(handle=handle, alts=receiver.alts)
-        same = Value(handle=handle, alts=receiver.alts)
+        device = self._device_argument(call, args) if method == cat.DEVICE_MOVE else frozenset()
+        same = Value(handle=handle, alts=receiver.alts, device_of=device)
         if method == cat.FLOAT32_CAST and self._undo_cast(call):
             return same  # `model.half().float()`: a round trip that leaves float32
         kind, label, argument = _classify_method_placement(method, placement, call, args)
-        if kind == cat.MOVE and method == cat.DEVICE_MOVE and self._all_cpu(call):
+        if kind == cat.MOVE and method == cat.DEVICE_MOVE and (self._all_cpu(call) or self._moves_nothing(receiver, device)):
             kind = None
         if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
             kind = None
@@ -1234,7 +1274,7 @@ class ScopeWalker:
             carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
             for each in receiver.handles:
                 self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
-                                          carriers=carriers))
+                                          carriers=carriers, device_of=device))
             # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
             # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
             whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"
@@ -1279,6 +1319,26 @@ class ScopeWalker:
             h for handles in instance[1].values() for h in handles
             if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
 
+    def _device_value(self, value: Value) -> FrozenSet[int]:
+        """Where a value's tensors are, as a device value: its own device value, else the objects whose
+        parameters it carries, else the objects it is (a device held by a name is that name's value)."""
+        if value.device_of:
+            return value.device_of
+        if value.params:
+            return frozenset(h.obj for h in value.params)
+        return frozenset(h.obj for h in value.handles)
+
+    def _device_argument(self, call: cst.Call, args) -> FrozenSet[int]:
+        """The device value `.to()` is handed (first positional, or `device=`); empty when unknown."""
+        for arg, value in args:
+            if (arg.keyword is None and not arg.star) or (arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD):
+                return self._device_value(value)
+        return frozenset()
+
+    def _moves_nothing(self, receiver: Value, device: FrozenSet[int]) -> bool:
+        """`model.to(next(model.parameters()).device)`: to the place the object already is."""
+        return bool(device) and bool(receiver.handles) and device == self._device_value(receiver)
+
     def _all_cpu(self, call: cst.Call, keyword: Optional[str] = None) -> bool:
         """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
         every path. With `keyword`, only that argument says where the call moves the model."""
@@ -1317,6 +1377,7 @@ class ScopeWalker:
         summary, instance = self._summary_for(dotted, inherited)
         if summary is None:
             return None
+        summary = self._in_context(summary, call)
         own = dotted.startswith("self.") and instance is None  # a method of this very object
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
@@ -1330,7 +1391,7 @@ class ScopeWalker:
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
-        self._replay_placements(call, summary, actual, truths, via)
+        self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own))
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
@@ -1351,6 +1412,20 @@ class ScopeWalker:
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _in_context(self, summary: HelperSummary, call: cst.Call) -> HelperSummary:
+        """The callee's summary for this call's constant arguments, when they decide one of its tests."""
+        if summary.in_context is None or not summary.arguments:
+            return summary
+        truths = call_truths(summary.arguments, call.args)
+        if not any(key.removesuffix(NONE_TEST) in summary.tests for key in truths):
+            return summary
+        special = summary.in_context(truths)
+        if special is None:
+            return summary
+        special.locate = special.locate or summary.locate
+        special.key = special.key or summary.key
+        return special
 
     def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
         """The summary a call resolves to (a helper of this file, a method of this class or of its bases,
@@ -1479,11 +1554,13 @@ class ScopeWalker:
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str) -> None:
+                           via: str, places) -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
-        literal arguments leave open."""
+        literal arguments leave open, but not its moves of an object to where it already is."""
         for origin, sub, event in summary.placements:
             handles = actual(origin, sub) if not never_runs(event.site.guards, truths) else ()
+            device = places(event.device_origins) if event.device_origins else frozenset()
+            handles = tuple(h for h in handles if not device or device != self._place_of(h))
             if event.operation in cat.TENSOR_COPY_METHODS:
                 # a leaf tensor handed in: the callee's `patch = patch.float()` is a new tensor, the
                 # caller's is untouched
@@ -1498,7 +1575,38 @@ class ScopeWalker:
             for handle in handles:
                 self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                           event.argument_text, event.operation, elsewhere=elsewhere,
-                                          unknown_keyword=event.unknown_keyword, synced=event.synced))
+                                          unknown_keyword=event.unknown_keyword, synced=event.synced,
+                                          device_of=device))
+
+    def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
+        """A summary's device value at this call: where the arguments (or this object's attributes) it
+        was read from are; unknown when one of them is."""
+
+        def places(origins) -> FrozenSet[int]:
+            found: set = set()
+            for origin in origins:
+                if origin.kind == "param":
+                    value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+                    place = self._device_value(value) if value is not None else frozenset()
+                elif origin.kind == "self" and own:
+                    binding = self.env.get(origin.key)
+                    place = binding.device_of if binding is not None and binding.device_of else frozenset(
+                        h.obj for h in self._resolve_all(origin.key))
+                else:
+                    place = frozenset()
+                if not place:
+                    return frozenset()
+                found |= place
+            return frozenset(found)
+
+        return places
+
+    def _place_of(self, handle: Handle) -> FrozenSet[int]:
+        """Where an object's tensors are, as a device value: what a name bound to it says, else itself."""
+        for binding in self.env.values():
+            if binding.handle.obj == handle.obj and binding.device_of:
+                return binding.device_of
+        return frozenset({handle.obj})
 
     def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
         """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
@@ -1809,6 +1917,15 @@ class ScopeWalker:
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+        if isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.REPLACE):
+            self._forget_place(event.handle.obj)
+
+    def _forget_place(self, obj: int) -> None:
+        """After a move of an object, a device value read from it before names where it was, not where it
+        is: such values become unknown (never wrong)."""
+        for key, binding in list(self.env.items()):
+            if binding.device_of and (obj in binding.device_of or binding.handle.obj == obj):
+                self._assign(key, dataclasses.replace(binding, device_of=frozenset()))
 
     def _run_handlers(self, call: cst.Call, owner: str, method: str) -> None:
         """`trainer.run(loader)`: the functions registered on `trainer` run now, in the order they were
@@ -1989,7 +2106,8 @@ def _pick(callables: Callables, node: cst.Subscript) -> Callables:
 
 def _value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
-                 members=binding.members, makes=binding.makes, callables=binding.callables)
+                 members=binding.members, makes=binding.makes, callables=binding.callables,
+                 device_of=binding.device_of)
 
 
 def _element_of(source: Value) -> Value:
@@ -2022,6 +2140,7 @@ def _join_values(values: Sequence[Value]) -> Value:
         xla=any(value.xla for value in values),
         alts=frozenset(handles[1:]),
         members=frozenset().union(*(value.members for value in values)),
+        device_of=_same_device(value.device_of for value in values),
     )
 
 
@@ -2041,7 +2160,18 @@ def _join(bindings: Sequence[Binding]) -> Binding:
         alts=others,
         members=frozenset().union(*(b.members for b in bindings)),
         callables=frozenset().union(*(b.callables for b in bindings)),
+        device_of=_same_device(b.device_of for b in bindings),
     )
+
+
+def _is_self_attribute(dotted: str) -> bool:
+    return dotted.startswith("self.") and dotted.count(".") == 1
+
+
+def _same_device(devices: Iterable[FrozenSet[int]]) -> FrozenSet[int]:
+    """A device value known on every path, the same on each; else unknown."""
+    known = set(devices)
+    return known.pop() if len(known) == 1 else frozenset()
 
 
 def _merge(envs: Sequence[Env], written: Optional[Iterable[str]] = None) -> Env:
