@@ -302,7 +302,7 @@ class ScopeWalker:
             bound.append((param, handle))
         if arrival is not None:
             self.arrival_key = arrival[1]
-            self._optimizers_arrive(function, bound, *arrival)
+            self._optimizers_arrive(function, bound, *arrival, is_method=is_method)
         rebound: set = set()
         _collect_bound(function.body, rebound)
         self.decidable = decidable_parameters(function, is_method, rebound)
@@ -310,7 +310,8 @@ class ScopeWalker:
         self._rebound = set()
         return tuple(names)
 
-    def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str]) -> None:
+    def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str],
+                           is_method: bool = False) -> None:
         optimizers, models = [], []
         annotated_only: List[Handle] = []  # modules by their annotation, not named as a model (`loss_fn`)
         names: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []  # walked only when a parameter needs it
@@ -339,6 +340,10 @@ class ScopeWalker:
             named = by_name.get(_qualifier(name))
             if named is not None and named not in models and all(named is not h for _, h in optimizers):
                 models.append(named)
+        if optimizers and not models and is_method:
+            # `def train(self, optimizer, loader)` of an object that keeps its model (`self.model`): the
+            # optimizer handed to the object's method trains the modules the object keeps
+            models = self._kept_modules()
         if not optimizers or not models:
             return
         for name, handle in optimizers:
@@ -355,6 +360,13 @@ class ScopeWalker:
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
+
+    def _kept_modules(self) -> List[Handle]:
+        """The modules this object keeps under a model's name (`self.model`, `self.model_S`), as its
+        constructor and earlier methods left them."""
+        return [binding.handle for key, binding in self.env.items()
+                if _is_self_attribute(key) and cat.receives_model(key[5:].lstrip("_")) and not binding.holders
+                and binding.handle.obj not in self._data and binding.handle.obj not in self._leaves]
 
     def _used_as_optimizer_alone(self, name: str) -> bool:
         """Types from use: a parameter of any name is an optimizer when the file uses it as nothing else
