@@ -55,9 +55,9 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.module_tables = tables
         return walker
 
-    # A constructor's summary does not run its bases' `__init__` (yet): its callers would then report, once
-    # each, what the base's callee side reports (widedeep's tests, one API); see fixtures/model 2f.
-    constructors = _LazyConstructors(classes, new_walker)
+    # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).
+    bases = lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog)  # noqa: E731
+    constructors = _LazyConstructors(classes, new_walker, bases)
     helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
@@ -183,7 +183,8 @@ class ModuleSummaries:
             return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
-        self.constructors = _LazyConstructors(classes, new_walker)
+        self.constructors = _LazyConstructors(classes, new_walker, lambda klass: _bases(
+            klass, classes, imports, new_walker, project, path, catalog))
         self._imports, self._project, self._path = imports, project, path
         self._catalog = catalog
         self._classes = classes
@@ -384,9 +385,10 @@ class _LazyConstructors(_Lazy):
     """What calling a class of this file builds: the holders its `__init__` makes, on the arguments or
     on the new object itself (an agent or policy that builds its own optimizer)."""
 
-    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker) -> None:
+    def __init__(self, classes: Dict[str, cst.ClassDef], new_walker, bases=None) -> None:
         super().__init__(new_walker)
         self._classes = classes
+        self._bases = bases  # a class -> the lookup of the methods it inherits (see `_bases`)
 
     def defines(self, name: str) -> bool:
         return name in self._classes
@@ -397,7 +399,7 @@ class _LazyConstructors(_Lazy):
         init = methods.get("__init__")
         if init is None:
             return None
-        lazy = _LazySummaries(methods, self._new_walker)
+        lazy = _LazySummaries(methods, self._new_walker, self._bases(klass) if self._bases is not None else None)
         walker, names = self._walk(f"{name}.__init__", init, lazy, context)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get

@@ -92,8 +92,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
-            if _callee_owns(holder, event):
-                continue  # one bug, one report: the function called here reports it
+            if _callee_owns(holder, event) and not states:
+                continue  # one bug, one report: the function called here reports it (state given here is ours)
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
@@ -125,6 +125,8 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
         return False
     if holder.site.node is placement.site.node:
         return True
+    if holder.var and holder.var in placement.handed_optimizers:
+        return True  # handed to a parameter the callee takes as its optimizer: its side reports the pair
     call = placement.site.node
     return bool(holder.arrives and holder.var and isinstance(call, cst.Call)
                 and any(dotted_name(arg.value) == holder.var for arg in call.args))

@@ -1584,11 +1584,12 @@ class ScopeWalker:
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
                                        inner=event.site.guards + event.site.inner)
             elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
+            handed = _handed_optimizers(call, summary)
             for handle in handles:
                 self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                           event.argument_text, event.operation, elsewhere=elsewhere,
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
-                                          device_of=device))
+                                          device_of=device, handed_optimizers=handed))
 
     def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
         """A summary's device value at this call: where the arguments (or this object's attributes) it
@@ -2284,6 +2285,29 @@ def _callee_name(func: cst.BaseExpression) -> str:
     while isinstance(func, (cst.Call, cst.Subscript)):
         func = func.func if isinstance(func, cst.Call) else func.value
     return dotted_name(func) or "call"
+
+
+def _handed_optimizers(call: cst.Call, summary: HelperSummary) -> FrozenSet[str]:
+    """The names a call hands to the callee's parameters that take an optimizer by their name and that
+    the callee leaves as they came (one it handles, `amp.initialize`, a rebuild, owns the order instead
+    and reports nothing: the callers decide by what it does, see `_replay_handled`)."""
+    if summary.regroups:
+        return frozenset()
+    param_names = summary.param_names
+    takes = {name for name in param_names if cat.receives_optimizer(name)}
+    takes -= {origin.key for origin, _ in summary.handled}
+    if not takes:
+        return frozenset()
+    handed = set()
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    for index, arg in enumerate(positional[: len(param_names)]):
+        if param_names[index] in takes:
+            handed.add(dotted_name(arg.value))
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in takes:
+            handed.add(dotted_name(arg.value))
+    handed.discard(None)
+    return frozenset(handed)
 
 
 def _callee_label(func: cst.BaseExpression) -> str:

@@ -277,9 +277,13 @@ class ProjectIndex:
         if text is not None:
             class_name, _, method = name.partition(".")
             block = _definition_block(text, class_name)
+            bases: Tuple[bool, bool] = (False, False)
             if block is not None and block.startswith("class"):
-                # calling a class runs its `__init__`, not its other methods
-                block = _method_block(block, method or "__init__")
+                # calling a class runs its `__init__`, not its other methods; one it inherits, or reaches
+                # through `super()`, is its bases'
+                header, block = block, _method_block(block, method or "__init__")
+                if depth < 3 and (not block or "super()." in block):
+                    bases = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth)
             if block is not None:
                 from ..prefilter import code_only, token_halves
 
@@ -299,13 +303,37 @@ class ProjectIndex:
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
                     result = self._definition_halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
                                                      with_wraps, depth + 1)
+        result = (result[0] or bases[0], result[1] or bases[1]) if text is not None and block is not None else result
         self._reach[key] = result
         return result
+
+    def _inherited_halves(self, path: str, text: str, class_block: str, method: str, with_wraps: bool,
+                          depth: int) -> Tuple[bool, bool]:
+        """The tokens of a method as the class's bases define it: a class of this module, or one its
+        imports bring from the project."""
+        header = _CLASS_HEADER.match(class_block)
+        found = (False, False)
+        for base in (header.group(1).split(",") if header else ()):
+            base = base.strip()
+            if not base or "=" in base or not _IDENTIFIER.fullmatch(base):
+                continue
+            if _definition_block(text, base) is not None:
+                h, p = self._definition_halves(path, f"{base}.{method}", with_wraps, depth + 1)
+            else:
+                dotted = _imported_names(text).get(base)
+                resolved = self.resolver.resolve(dotted, path) if dotted else None
+                if resolved is None or not resolved[1] or "." in resolved[1]:
+                    continue
+                h, p = self._definition_halves(resolved[0], f"{resolved[1]}.{method}", with_wraps, depth + 1)
+            found = (found[0] or h, found[1] or p)
+        return found
 
 
 # Each pattern starts with a literal (`.`, `self.`, `def`) and never backtracks inside a name: the
 # plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
 # large module, asked thousands of times over transformers.
+_CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
 _PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
 _ATTRIBUTE_CALLS = re.compile(r"\.(?<=\w\.)([A-Za-z_]\w*+)\s*+\(")
