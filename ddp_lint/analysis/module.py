@@ -432,7 +432,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                             argument_state_calls=list(walker.argument_state_calls),
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
                             handled=list(walker.handled), tests=frozenset(walker.tested) & frozenset(walker.arguments),
-                            arguments=walker.arguments,
+                            arguments=walker.arguments, kwargs_keys=walker.kwargs_keys,
                             decidable=walker.decidable)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:

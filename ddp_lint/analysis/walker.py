@@ -23,6 +23,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 import libcst as cst
 
 from .. import catalog as cat
+from .kwargs import key_of, kwargs_keys
 from .context import NONE_TEST, Decidable, call_truths, decidable_parameters, literal_truth, never_runs, truth_of
 from .events import (
     ANY_SUBMODULE,
@@ -87,6 +88,7 @@ class HelperSummary:
     # The parameters its `if` tests read: a call that decides one gets the summary of a walk in that
     # context (`in_context`, given by whoever made the summary), not only its events filtered.
     tests: FrozenSet[str] = frozenset()
+    kwargs_keys: Tuple[str, ...] = ()  # the constant keys it reads out of `**kwargs` (analysis/kwargs.py)
     arguments: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)  # as `decidable`, rebound ones too
     in_context: Optional[Callable[[Dict[str, bool]], Optional["HelperSummary"]]] = None
     # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
@@ -300,15 +302,47 @@ class ScopeWalker:
             # `placer_class=DevicePlacer`: the class unless a caller passes another
             self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset()))
             bound.append((param, handle))
+        pseudo = self._bind_kwargs(function)
         if arrival is not None:
             self.arrival_key = arrival[1]
-            self._optimizers_arrive(function, bound, *arrival, is_method=is_method)
+            self._optimizers_arrive(function, bound + pseudo, *arrival, is_method=is_method)
+            for param, handle in pseudo:
+                # the key's holder lives under the key, not under a local name that it happens to spell
+                key = param.name.value
+                arrived = self.env.get(key)
+                if arrived is not None and arrived.handle is handle:
+                    self._kwargs[key] = arrived
+                    self.env.pop(key)
         rebound: set = set()
         _collect_bound(function.body, rebound)
         self.decidable = decidable_parameters(function, is_method, rebound)
         self.arguments = decidable_parameters(function, is_method, ())
         self._rebound = set()
         return tuple(names)
+
+    def _bind_kwargs(self, function: cst.FunctionDef) -> List[Tuple[cst.Param, Handle]]:
+        """Each constant key the body reads out of `**kwargs` is an argument of that name (see
+        analysis/kwargs.py); those neither called nor spread may be an optimizer that arrives built."""
+        self._kwargs: Dict[str, Binding] = {}
+        self.kwargs_keys: Tuple[str, ...] = ()
+        star = function.params.star_kwarg
+        if not isinstance(star, cst.Param):
+            self._kwargs_name = None
+            return []
+        self._kwargs_name = star.name.value
+        whole = Handle(next(self.ids), (), self._kwargs_name)
+        self.origins[whole.obj] = Origin("param", self._kwargs_name, 1 << 30)
+        self._assign(self._kwargs_name, Binding(whole))
+        pseudo = []
+        uses = kwargs_keys(function, self._kwargs_name)
+        self.kwargs_keys = tuple(uses)
+        for key, use in uses.items():
+            handle = Handle(next(self.ids), (), f'{self._kwargs_name}["{key}"]')
+            self.origins[handle.obj] = Origin("param", key, 1 << 30)
+            self._kwargs[key] = Binding(handle)
+            if not (use.called or use.spread) or not cat.receives_optimizer(key):
+                pseudo.append((cst.Param(cst.Name(key)), handle))  # a called module is a forward pass
+        return pseudo
 
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str],
                            is_method: bool = False) -> None:
@@ -930,6 +964,9 @@ class ScopeWalker:
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
+        keyed = self._kwarg(node)
+        if keyed is not None:
+            return keyed
         table = dotted_name(node.value) or ""
         if table.endswith(".__dict__") and cat.is_optimizer_module(self._qualify(table[: -len(".__dict__")])):
             return Value(makes=cat.LAZY)  # `torch.optim.__dict__[cfg.name]`: an optimizer class
@@ -993,6 +1030,9 @@ class ScopeWalker:
         receiver, method, library_call = self._eval_receiver(call, dotted)
         if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
             self._run_handlers(call, dotted.rpartition(".")[0], method)
+        keyed = self._kwarg(call)
+        if keyed is not None:
+            return keyed  # `kwargs.get("model")`
         first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
         self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
@@ -1330,6 +1370,20 @@ class ScopeWalker:
         return tuple(dict.fromkeys(
             h for handles in instance[1].values() for h in handles
             if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
+
+    def _kwarg(self, node: cst.BaseExpression) -> Optional[Value]:
+        """What `kwargs["model"]` holds: the argument its callers pass as `model=`."""
+        name = getattr(self, "_kwargs_name", None)
+        if name is None or name in self._rebound_kwargs():
+            return None
+        key = key_of(node, name)
+        binding = self._kwargs.get(key) if key is not None else None
+        return _value_of(binding, (binding.handle,)) if binding is not None else None
+
+    def _rebound_kwargs(self) -> FrozenSet[str]:
+        binding = self.env.get(self._kwargs_name)
+        origin = self.origins.get(binding.handle.obj) if binding is not None else None
+        return frozenset() if origin is None or origin.kind == "param" else frozenset({self._kwargs_name})
 
     def _device_value(self, value: Value) -> FrozenSet[int]:
         """Where a value's tensors are, as a device value: its own device value, else the objects whose
@@ -2294,7 +2348,7 @@ def _handed_optimizers(call: cst.Call, summary: HelperSummary) -> FrozenSet[str]
     if summary.regroups:
         return frozenset()
     param_names = summary.param_names
-    takes = {name for name in param_names if cat.receives_optimizer(name)}
+    takes = {name for name in param_names + summary.kwargs_keys if cat.receives_optimizer(name)}
     takes -= {origin.key for origin, _ in summary.handled}
     if not takes:
         return frozenset()

@@ -1,0 +1,75 @@
+"""What a function reads out of its `**kwargs`: each constant key is an argument its callers pass by
+name (`fit(model=net, optimizer=opt)` read as `kwargs["model"]`, `kwargs.get("optimizer")`).
+
+A key is followed like a keyword-only parameter of that name, except what the body tells otherwise:
+a key that is called (`kwargs["optimizer"](params)`, or a name bound from it) is a factory, and one
+spread with `**` (`AdamW(params, **kwargs["optimizer"])`) is a dict of settings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+import libcst as cst
+
+
+@dataclass
+class KeyUse:
+    called: bool = False
+    spread: bool = False
+
+
+def key_of(node: cst.BaseExpression, kwargs: str) -> Optional[str]:
+    """`kwargs["model"]`, `kwargs.get("model", ...)`, `kwargs.pop("model")`: the constant key read."""
+    if isinstance(node, cst.Subscript) and _is_name(node.value, kwargs) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        return _string(index.value) if isinstance(index, cst.Index) else None
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _is_name(node.func.value, kwargs)
+            and node.func.attr.value in ("get", "pop") and node.args and node.args[0].keyword is None):
+        return _string(node.args[0].value)
+    return None
+
+
+def kwargs_keys(function: cst.FunctionDef, kwargs: str) -> Dict[str, KeyUse]:
+    """The keys the body reads, in order, with how it uses them."""
+    keys: Dict[str, KeyUse] = {}
+    aliases: Dict[str, str] = {}  # a local name bound from a key (`opt = kwargs["optimizer"]`)
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            key = key_of(node.value, kwargs)
+            for target in node.targets:
+                if key is not None and isinstance(target.target, cst.Name):
+                    aliases[target.target.value] = key
+
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            self._read(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            self._read(node)
+            called = key_of(node.func, kwargs) or (aliases.get(node.func.value) if isinstance(node.func, cst.Name) else None)
+            if called is not None:
+                keys.setdefault(called, KeyUse()).called = True
+            for arg in node.args:
+                spread = arg.star == "**" and (key_of(arg.value, kwargs) or (
+                    aliases.get(arg.value.value) if isinstance(arg.value, cst.Name) else None))
+                if spread:
+                    keys.setdefault(spread, KeyUse()).spread = True
+
+        def _read(self, node: cst.BaseExpression) -> None:
+            key = key_of(node, kwargs)
+            if key is not None:
+                keys.setdefault(key, KeyUse())
+
+    function.body.visit(_Reads())
+    return {key: use for key, use in keys.items() if key.isidentifier()}
+
+
+def _is_name(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _string(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString) and node.prefix.lower() in ("", "u"):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None

@@ -1,0 +1,60 @@
+"""`**kwargs` keys as arguments (issue 27, cause 1d): `kwargs["model"]` is what callers pass as
+`model=`; a key called is a factory, a key spread with `**` is a dict of settings."""
+import libcst as cst
+import pytest
+
+from ddp_lint.analysis.kwargs import kwargs_keys
+from ddp_lint.engine import lint_source
+from ddp_lint.settings import Selection, Settings
+
+ALL = Settings(Selection(select=("ALL",)))
+
+
+def test_keys_and_how_the_body_uses_them():
+    function = cst.parse_statement(
+        "def f(a, **kw):\n"
+        "    opt = kw['optimizer']\n"
+        "    cfg = kw.get('sched', {})\n"
+        "    make = kw.pop('factory')\n"
+        "    make(a)\n"
+        "    build(**cfg)\n"
+        "    kw['model'].to(kw['device'])\n"
+        "    other['model']\n"
+    )
+    uses = kwargs_keys(function, "kw")
+    assert list(uses) == ["optimizer", "sched", "factory", "model", "device"]
+    assert (uses["factory"].called, uses["sched"].spread) == (True, True)
+    assert not (uses["optimizer"].called or uses["optimizer"].spread)
+
+
+BODY = '''import torch
+
+
+def fit(**kwargs):
+    model = kwargs["model"]
+    optimizer = {read}
+    kwargs["model"].to(kwargs.get("device", "cuda"))
+    for x in kwargs["loader"]:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+def main(net, loader):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    fit(model=net, optimizer=opt, loader=loader)
+'''
+
+
+@pytest.mark.parametrize("read, lines", [
+    ('kwargs["optimizer"]', [7]),  # one bug, one report: the callee's move, not again at the caller
+    ('kwargs.get("optimizer")', [7]),
+    # a factory or settings: the optimizer is built here, before the move, and reported where it is built
+    ('kwargs["optimizer"](model.parameters())', [6]),
+    ('torch.optim.SGD(model.parameters(), **kwargs["optimizer"])', [6]),
+])
+def test_an_optimizer_arriving_in_kwargs_is_reported_once_at_the_move(read, lines):
+    source = BODY.format(read=read)
+    for prefilter in (True, False):
+        found = [f.line for f in lint_source(source, "t.py", ALL, prefilter=prefilter) if f.code == "DDP101"]
+        assert found == lines, (prefilter, found)
