@@ -463,6 +463,10 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             origin = walker.origins.get(value.handle.obj)
             if origin is not None and origin.kind == "param":
                 summary.returns_param = origin.index
+        for handle in value.params if holder is None else ():
+            origin = walker.origins.get(handle.obj)
+            if origin is not None and origin.kind in ("param", "self"):
+                summary.returned_params.append((origin, handle.sub))
     return summary
 
 

@@ -89,6 +89,8 @@ class HelperSummary:
     # context (`in_context`, given by whoever made the summary), not only its events filtered.
     tests: FrozenSet[str] = frozenset()
     kwargs_keys: Tuple[str, ...] = ()  # the constant keys it reads out of `**kwargs` (analysis/kwargs.py)
+    # The parameters what it returns carries, as the caller's objects (`return [{"params": self.fc.parameters()}]`).
+    returned_params: List[Tuple[Origin, Tuple[str, ...]]] = field(default_factory=list)
     arguments: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)  # as `decidable`, rebound ones too
     in_context: Optional[Callable[[Dict[str, bool]], Optional["HelperSummary"]]] = None
     # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
@@ -1447,7 +1449,8 @@ class ScopeWalker:
         own = dotted.startswith("self.") and instance is None  # a method of this very object
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
-        actual = self._actuals(positional, keywords, own, instance)
+        actual = self._actuals(positional, keywords, own, instance,
+                               self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
             if key[1].endswith(".__init__"):
@@ -1477,6 +1480,11 @@ class ScopeWalker:
         if summary.returns_param is not None and summary.returns_param < len(positional):
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
+        if summary.returned_params:
+            # `model.get_optim_policies()` returning `[{"params": self.base.parameters()}, ...]`
+            params = frozenset(h for origin, sub in summary.returned_params for h in actual(origin, sub))
+            if params:
+                return Value(params=params)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _in_context(self, summary: HelperSummary, call: cst.Call) -> HelperSummary:
@@ -1525,8 +1533,10 @@ class ScopeWalker:
                 summary = self.project.lookup(imported, self.path)
         return summary, instance
 
-    def _actuals(self, positional: List[Value], keywords: Dict[str, Value], own: bool, instance: Optional[Instance]):
-        """What a summary's origin (a parameter, `self.x`) is at this call: the caller's objects."""
+    def _actuals(self, positional: List[Value], keywords: Dict[str, Value], own: bool, instance: Optional[Instance],
+                 receiver: Tuple[Handle, ...] = ()):
+        """What a summary's origin (a parameter, `self.x`) is at this call: the caller's objects; an
+        attribute the object did not keep from its constructor's arguments is a part of the object."""
 
         def actual(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
             if origin.kind == "param":
@@ -1538,7 +1548,10 @@ class ScopeWalker:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
             if origin.kind == "self" and instance is not None:
                 # `engine.prepare()` moving `self.model`: the model the caller handed to `Engine(...)`
-                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in instance[1].get(origin.key, ()))
+                kept = instance[1].get(origin.key, ())
+                if not kept and origin.key.startswith("self."):
+                    return tuple(Handle(h.obj, h.sub + (origin.key[5:],) + sub, h.text) for h in receiver)
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in kept)
             return ()
 
         return actual
