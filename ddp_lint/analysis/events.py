@@ -167,7 +167,7 @@ class PlacementEvent:
     device_origins: Tuple[object, ...] = ()
     # Replayed at a call: the names this call hands to parameters the callee takes as optimizers; the
     # callee's side reports a pair with one of those (one bug, one report).
-    handed_optimizers: FrozenSet[str] = frozenset()
+    handed_optimizers: Tuple["HolderEvent", ...] = ()
 
 
 

@@ -125,7 +125,7 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
         return False
     if holder.site.node is placement.site.node:
         return True
-    if holder.var and holder.var in placement.handed_optimizers:
+    if any(handed is holder for handed in placement.handed_optimizers):
         return True  # handed to a parameter the callee takes as its optimizer: its side reports the pair
     call = placement.site.node
     return bool(holder.arrives and holder.var and isinstance(call, cst.Call)

@@ -945,6 +945,7 @@ class ScopeWalker:
             return _join_values([self._eval(node.body), self._eval(node.orelse)])
         params: FrozenSet[Handle] = frozenset()
         members: FrozenSet[Handle] = frozenset()
+        holders: List[HolderEvent] = []
         xla = False
         container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
         positional = isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in node.elements)
@@ -955,6 +956,7 @@ class ScopeWalker:
             xla = xla or value.xla
             if container:
                 members = members | frozenset(value.handles) | value.members
+                holders.extend(value.holders)  # `{"deep": deep_opt, "wide": wide_opt}` holds both
             if positional:
                 fields.append(value)
         if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
@@ -962,7 +964,8 @@ class ScopeWalker:
         if positional and len(fields) != len(node.elements):
             fields = []
         callables = callables_in(node, self._defined_callables) if isinstance(node, cst.Dict) else frozenset()
-        return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables)
+        return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables,
+                     holders=_unique(holders) if container else ())
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -1460,7 +1463,8 @@ class ScopeWalker:
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
-        self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own))
+        self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
+                                _handed_optimizers(args, summary))
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
@@ -1633,7 +1637,7 @@ class ScopeWalker:
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str, places) -> None:
+                           via: str, places, handed: Tuple[HolderEvent, ...] = ()) -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
         literal arguments leave open, but not its moves of an object to where it already is."""
         for origin, sub, event in summary.placements:
@@ -1651,7 +1655,6 @@ class ScopeWalker:
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
                                        inner=event.site.guards + event.site.inner)
             elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
-            handed = _handed_optimizers(call, summary)
             for handle in handles:
                 self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
                                           event.argument_text, event.operation, elsewhere=elsewhere,
@@ -2354,27 +2357,26 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return dotted_name(func) or "call"
 
 
-def _handed_optimizers(call: cst.Call, summary: HelperSummary) -> FrozenSet[str]:
-    """The names a call hands to the callee's parameters that take an optimizer by their name and that
-    the callee leaves as they came (one it handles, `amp.initialize`, a rebuild, owns the order instead
-    and reports nothing: the callers decide by what it does, see `_replay_handled`)."""
+def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
+    """The optimizers a call hands to the callee's parameters that take an optimizer by their name and
+    that the callee leaves as they came (one it handles, `amp.initialize`, a rebuild, owns the order
+    instead and reports nothing: the callers decide by what it does, see `_replay_handled`)."""
     if summary.regroups:
-        return frozenset()
+        return ()
     param_names = summary.param_names
     takes = {name for name in param_names + summary.kwargs_keys if cat.receives_optimizer(name)}
     takes -= {origin.key for origin, _ in summary.handled}
     if not takes:
-        return frozenset()
-    handed = set()
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    for index, arg in enumerate(positional[: len(param_names)]):
+        return ()
+    handed: List[HolderEvent] = []
+    positional = [value for arg, value in args if arg.keyword is None and not arg.star]
+    for index, value in enumerate(positional[: len(param_names)]):
         if param_names[index] in takes:
-            handed.add(dotted_name(arg.value))
-    for arg in call.args:
+            handed.extend(value.holders)
+    for arg, value in args:
         if arg.keyword is not None and arg.keyword.value in takes:
-            handed.add(dotted_name(arg.value))
-    handed.discard(None)
-    return frozenset(handed)
+            handed.extend(value.holders)  # `optimizers={"deep": deep_opt, "wide": wide_opt}` too
+    return tuple(handed)
 
 
 def _callee_label(func: cst.BaseExpression) -> str:
