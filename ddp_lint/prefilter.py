@@ -418,24 +418,37 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     placement half its own text lacks (a `Trainer(model, opt)` whose constructor moves the model)."""
     if not index.follows(path):
         return False
-    with_wraps = wraps_selected(settings)
-    if not any(token_halves(text, settings.catalog, with_wraps)):
+    catalog, with_wraps = settings.catalog, wraps_selected(settings)
+    raw_holder = _has_holder(text, catalog, with_wraps)  # the text stage's answer, remembered
+    if not raw_holder and not _has_placement(text, catalog, with_wraps):
         return False  # most files: neither half even in the raw text
+    # The raw text's halves bound its code's from above (the code stage only blanks), so the calls
+    # are judged against them first: most files that get this far move a model and call nothing that
+    # could build an optimizer, and are rejected without lexing their code.
+    external = index.called_halves(text, path, with_wraps, classes_only=not raw_holder)
+    if not _halves_meet(raw_holder, True, external):
+        return False
     code = _code_of(text)  # the code stage's text: a token in a comment or docstring is no half
-    own_holder, own_placement = token_halves(text if code is None else code, settings.catalog, with_wraps)
+    own_holder, own_placement = token_halves(text if code is None else code, catalog, with_wraps)
     if not (own_holder or own_placement):
         return False
-    # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)` whose
-    # `__init__` builds it): then only calls of classes need a look.
-    external = index.called_halves(text, path, with_wraps, classes_only=not own_holder)
-    holder = any(h for h, _ in external.values())
-    placement = any(p for _, p in external.values())
-    if not (holder or placement) or not ((own_holder or holder) and (own_placement or placement)):
+    if own_holder != raw_holder:
+        # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)`
+        # whose `__init__` builds it): then only calls of classes need a look.
+        external = index.called_halves(text, path, with_wraps, classes_only=True)
+    if not _halves_meet(own_holder, own_placement, external):
         return False
     # The tree stage with those calls counted where they are made: the holder and the placement must
     # still meet in one unit (a function, a class, the module's own statements).
     tree = _tree_of(text)
-    return tree is None or tree_could_match(tree, settings.catalog, with_wraps, external)
+    return tree is None or tree_could_match(tree, catalog, with_wraps, external)
+
+
+def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tuple[bool, bool]]) -> bool:
+    """Whether the calls supply a half, and with the file's own halves make both."""
+    holder = any(h for h, _ in external.values())
+    placement = any(p for _, p in external.values())
+    return (holder or placement) and (own_holder or holder) and (own_placement or placement)
 
 
 def wraps_selected(settings) -> bool:
