@@ -387,6 +387,22 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             aliases.setdefault(alias.asname or alias.name, set()).add(full)
 
 
+def block_halves(source: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG,
+                 with_wraps: bool = True) -> Optional[Tuple[bool, bool]]:
+    """The tree stage's two questions of one definition of another module (its import lines and its
+    block), as one unit: (a holder, a placement) anywhere in it; None when it does not parse. The
+    project stage asks it of the definitions a file calls, after their text said a half."""
+    tree = parse_quietly(source)
+    if tree is None:
+        return None
+    unit, aliases, methods = _Unit(), {}, _method_placements(with_wraps)
+    for node in _walk(tree):
+        if type(node) in _OBSERVED:
+            _observe(node, unit, methods, aliases)
+    unit.decide(catalog, with_wraps, aliases)
+    return unit.holder, unit.placement
+
+
 def tokens_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
     """The text and code stages: no parse of any kind."""
     if not text_could_match(text, catalog, with_wraps):

@@ -39,6 +39,7 @@ class ProjectIndex:
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
         self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
+        self._sharp: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # the prefilter's (see _sharp_halves)
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
         self._trees: Dict[str, Optional[List[str]]] = {}
@@ -201,14 +202,14 @@ class ProjectIndex:
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
                 continue
-            h, p = self._definition_halves(path, name, with_wraps, 0)
+            h, p = self._sharp_halves(path, name, with_wraps)
             if name[:1].isupper() and not (h and p):
                 # `engine = Engine(model); engine.prepare()`: the methods the text calls on any object
                 # count, each by its own block (the walker follows those on objects the class built)
                 if attribute_calls is None:
                     attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
                 for method in self._class_methods(path, name) & attribute_calls:
-                    mh, mp = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    mh, mp = self._sharp_halves(path, f"{name}.{method}", with_wraps)
                     h, p = h or mh, p or mp
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
@@ -219,7 +220,7 @@ class ProjectIndex:
             inherited = (set(_SELF_CALL.findall(text)) - _defined_names(text)) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
-                    h, p = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    h, p = self._sharp_halves(path, f"{name}.{method}", with_wraps)
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
@@ -284,11 +285,25 @@ class ProjectIndex:
         return self._resolved[key]
 
     def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
-        """`name` is a function, a class (its `__init__`) or `Class.method`."""
+        """`name` is a function, a class (its `__init__`) or `Class.method`: the text stage's halves of
+        its block and of what it calls in its module (the walker follows a call only when they say one)."""
+        return self._halves(path, name, with_wraps, depth, self._reach, _text_halves)
+
+    def _sharp_halves(self, path: str, name: str, with_wraps: bool) -> Tuple[bool, bool]:
+        """The same question with each block also asked the tree stage's questions: for the prefilter,
+        where a predicate like `is_optimum_available()` (the text stage's holder word) let hundreds of
+        files through to an analysis that could find nothing."""
+        h, p = self._definition_halves(path, name, with_wraps, 0)
+        if not (h or p):
+            return h, p
+        sh, sp = self._halves(path, name, with_wraps, 0, self._sharp, _tree_halves)
+        return h and sh, p and sp
+
+    def _halves(self, path: str, name: str, with_wraps: bool, depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
         key = (path, name, with_wraps)
-        if key in self._reach:
+        if key in memo:
             self.consulted.add(path)
-            return self._reach[key]
+            return memo[key]
         text = self._text(path)
         result = (False, False)
         if text is not None:
@@ -298,26 +313,65 @@ class ProjectIndex:
                 # calling a class runs its `__init__`, not its other methods
                 block = _method_block(block, method or "__init__")
             if block is not None:
-                from ..prefilter import code_only, token_halves
+                from ..prefilter import code_only
 
                 code = code_only(block)  # as the prefilter's code stage: docstrings and comments do nothing
-                result = token_halves(block if code is None else code, self.catalog, with_wraps)
+                result = judge(block if code is None else code, text, self.catalog, with_wraps)
                 if result != (True, True) and depth < 3:
                     # what it calls of its own module counts (`self.opt = make_opt(net)` in `__init__`)
                     defined = _top_level_functions(text)
                     for callee in set(_PLAIN_CALL.findall(block if code is None else code)) & defined:
                         if callee != class_name and result != (True, True):
-                            h, p = self._definition_halves(path, callee, with_wraps, depth + 1)
+                            h, p = self._halves(path, callee, with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
                 # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
                 dotted = _imported_names(text).get(name)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
-                    result = self._definition_halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
-                                                     with_wraps, depth + 1)
-        self._reach[key] = result
+                    result = self._halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
+                                          with_wraps, depth + 1, memo, judge)
+        memo[key] = result
         return result
+
+
+def _text_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+    from ..prefilter import token_halves
+
+    return token_halves(code, catalog, with_wraps)
+
+
+def _tree_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+    """The text stage's halves of a block, kept only where the tree stage finds them too (the block
+    parsed with its module's import lines, for the names it calls)."""
+    from ..prefilter import block_halves, token_halves
+
+    h, p = token_halves(code, catalog, with_wraps)
+    if not (h or p):
+        return h, p
+    tree = block_halves(_import_lines(module_text) + _at_margin(code), catalog, with_wraps)
+    return (h, p) if tree is None else (h and tree[0], p and tree[1])
+
+
+# Every import statement of a module, at any depth (`try: from apex import FusedAdam`), as the tree
+# stage of a whole file reads them: the names a block calls are qualified through them.
+_ANY_IMPORT = re.compile(r"\n[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*))")
+_IMPORT_LINES: Dict[int, Tuple[str, str]] = {}
+
+
+def _import_lines(text: str) -> str:
+    cached = _IMPORT_LINES.get(id(text))
+    if cached is None or cached[0] is not text:
+        if len(_IMPORT_LINES) > 256:
+            _IMPORT_LINES.clear()
+        lines = "".join(f"try:\n {m.group(1)}\nexcept ImportError:\n pass\n" for m in _ANY_IMPORT.finditer("\n" + text))
+        cached = _IMPORT_LINES[id(text)] = (text, lines)
+    return cached[1]
+
+
+def _at_margin(block: str) -> str:
+    """A method's block, indented in its class, made a statement of its own (`if True:` above it)."""
+    return block if block[:1] not in " \t" else "if True:\n" + block
 
 
 # Each pattern starts with a literal (`.`, `self.`, `def`) and never backtracks inside a name: the
