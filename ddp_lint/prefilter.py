@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import catalog as cat
+from .syntax import python_tree
 
 
 @lru_cache(maxsize=16)
@@ -105,7 +106,7 @@ def _code_of(text: str) -> Optional[str]:
 
 
 def _tree_of(text: str) -> Optional[ast.AST]:
-    return _remembered(text, ("tree",), lambda: parse_quietly(text))
+    return _remembered(text, ("tree",), lambda: parse_quietly(text, keep=True))
 
 
 def _used_as_optimizer(text: str) -> bool:
@@ -492,12 +493,11 @@ def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_
     }
 
 
-def parse_quietly(text: str) -> Optional[ast.AST]:
-    """`ast.parse` without its warnings (invalid escapes are the file's business, not ours), or None."""
+def parse_quietly(text: str, keep: bool = False) -> Optional[ast.AST]:
+    """`ast.parse` without its warnings (invalid escapes are the file's business, not ours), or None.
+    `keep`: the tree is kept for the engine's syntax check and optimizer uses of the same text."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
+        return python_tree(text, keep)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

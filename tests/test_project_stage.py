@@ -1,5 +1,8 @@
 """The project stage of the prefilter and the memos under it: the same decisions and answers as
 without them (a memo answers for one text, one name and its roots; a changed text is read afresh)."""
+import ast
+
+from ddp_lint import syntax
 from ddp_lint.prefilter import project_could_match
 from ddp_lint.project.index import ProjectIndex
 from ddp_lint.project.modules import Resolver
@@ -56,6 +59,16 @@ def test_a_method_block_is_judged_too(tmp_path):
     index = ProjectIndex([str(tmp_path)])
     index.begin()
     assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index)
+
+
+def test_a_kept_tree_answers_for_its_own_text_only():
+    first = "a = 1\n"
+    assert ast.dump(syntax.python_tree(first)) == ast.dump(ast.parse(first))
+    second = "b = 2\n"  # another text, kept next: never the first's tree
+    assert ast.dump(syntax.python_tree(second)) == ast.dump(ast.parse(second))
+    changed = "".join(["a = ", "3\n"])  # a new text object, even with the first's length
+    assert ast.dump(syntax.python_tree(changed)) == ast.dump(ast.parse(changed))
+    assert syntax.python_tree(first) is syntax.python_tree(first)
 
 
 def test_a_name_is_resolved_per_folder_where_a_sibling_shadows_it(tmp_path):
