@@ -84,3 +84,20 @@ def test_a_name_is_resolved_per_folder_where_a_sibling_shadows_it(tmp_path):
     assert resolver.resolve("pkg.util.f", str(tmp_path / "run.py")) == (str(tmp_path / "pkg" / "util.py"), "f")
     # the file itself is never the answer: the next shorter module is
     assert resolver.resolve("pkg.util.f", str(tmp_path / "pkg" / "util.py")) == (str(tmp_path / "pkg" / "__init__.py"), "util.f")
+
+
+def test_a_checked_file_s_calls_are_reused_for_its_text_on_disk_only(tmp_path):
+    (tmp_path / "api.py").write_text("def fit(model, opt):\n    model.cuda()\n")
+    caller = "from api import fit\n\ndef main(model, opt):\n    fit(model, opt)\n"
+    (tmp_path / "caller.py").write_text(caller)
+    key = (str(tmp_path / "api.py"), "fit")
+    marked = (key, ("from the checked file's analysis",))
+
+    stale = ProjectIndex([str(tmp_path)])
+    stale.remember_calls(str(tmp_path / "caller.py"), caller.replace("main", "other"), [marked])
+    assert marked not in stale.call_facts(key)  # another text than the file's: analysed from disk
+    assert [fact[0] for fact in stale.call_facts(key)] == [key]
+
+    fresh = ProjectIndex([str(tmp_path)])
+    fresh.remember_calls(str(tmp_path / "caller.py"), caller, [marked])
+    assert fresh.call_facts(key) == [marked]

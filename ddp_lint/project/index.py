@@ -170,8 +170,16 @@ class ProjectIndex:
         self.consulted = consulted
         return text
 
+    def remember_calls(self, path: str, text: str, calls: List[tuple]) -> None:
+        """The calls a checked file's own analysis found (analysed as `_calls_in` would: no overwrite
+        flag, the text on disk): a caller of another file's API need not be analysed twice."""
+        path = os.path.abspath(path)
+        if path not in self._calls and self._peek(path) == text:
+            self._calls[path] = list(calls)
+
     def _calls_in(self, path: str) -> List[tuple]:
         self.consulted.add(path)
+        path = os.path.abspath(path)
         if path not in self._calls:
             self._calls[path] = []
             text = self._text(path)
