@@ -140,6 +140,8 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         return []
     overwrite = cat.OVERWRITE_FLAG in text and "True" in text
     analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
+    if project is not None and not overwrite and project.catalog is settings.catalog:
+        project.remember_calls(path, text, analysis.calls)
     positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []
 
     def ensure_positions() -> Mapping[cst.CSTNode, CodeRange]:

@@ -28,6 +28,7 @@ from libcst.metadata import CodePosition, CodeRange
 from .analysis.positions import Positions
 from .documents.python import InputError
 from .lines import line_ref
+from .syntax import python_tree
 
 
 def syntax_tree(text: str) -> ast.Module:
@@ -37,7 +38,7 @@ def syntax_tree(text: str) -> ast.Module:
     1,500-deep bracket nesting or a 20,000-term sum kill the process with a segfault there; Python
     refuses nesting past 200 and trees past its recursion limit with an exception)."""
     try:
-        return ast.parse(text)
+        return python_tree(text)  # the prefilter's tree of the same text, when it made one
     except SyntaxError as exc:
         raise InputError(f"syntax error at {line_ref(exc.lineno or 1)}, column {exc.offset or 1}: {exc.msg}",
                          exc.lineno or 1, exc.offset or 1, exc.msg) from None

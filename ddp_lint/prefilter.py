@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import catalog as cat
+from .syntax import python_tree
 
 
 @lru_cache(maxsize=16)
@@ -105,7 +106,7 @@ def _code_of(text: str) -> Optional[str]:
 
 
 def _tree_of(text: str) -> Optional[ast.AST]:
-    return _remembered(text, ("tree",), lambda: parse_quietly(text))
+    return _remembered(text, ("tree",), lambda: parse_quietly(text, keep=True))
 
 
 def _used_as_optimizer(text: str) -> bool:
@@ -395,6 +396,22 @@ def _hands_parameters(arg: ast.AST) -> bool:
     return cat.hands_parameters(None, _dotted(arg))
 
 
+def block_halves(source: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG,
+                 with_wraps: bool = True) -> Optional[Tuple[bool, bool]]:
+    """The tree stage's two questions of one definition of another module (its import lines and its
+    block), as one unit: (a holder, a placement) anywhere in it; None when it does not parse. The
+    project stage asks it of the definitions a file calls, after their text said a half."""
+    tree = parse_quietly(source)
+    if tree is None:
+        return None
+    unit, aliases, methods = _Unit(), {}, _method_placements(with_wraps)
+    for node in _walk(tree):
+        if type(node) in _OBSERVED:
+            _observe(node, unit, methods, aliases)
+    unit.decide(catalog, with_wraps, aliases)
+    return unit.holder, unit.placement
+
+
 def tokens_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> bool:
     """The text and code stages: no parse of any kind."""
     if not text_could_match(text, catalog, with_wraps):
@@ -426,24 +443,37 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     placement half its own text lacks (a `Trainer(model, opt)` whose constructor moves the model)."""
     if not index.follows(path):
         return False
-    with_wraps = wraps_selected(settings)
-    if not any(token_halves(text, settings.catalog, with_wraps)):
+    catalog, with_wraps = settings.catalog, wraps_selected(settings)
+    raw_holder = _has_holder(text, catalog, with_wraps)  # the text stage's answer, remembered
+    if not raw_holder and not _has_placement(text, catalog, with_wraps):
         return False  # most files: neither half even in the raw text
+    # The raw text's halves bound its code's from above (the code stage only blanks), so the calls
+    # are judged against them first: most files that get this far move a model and call nothing that
+    # could build an optimizer, and are rejected without lexing their code.
+    external = index.called_halves(text, path, with_wraps, classes_only=not raw_holder)
+    if not _halves_meet(raw_holder, True, external):
+        return False
     code = _code_of(text)  # the code stage's text: a token in a comment or docstring is no half
-    own_holder, own_placement = token_halves(text if code is None else code, settings.catalog, with_wraps)
+    own_holder, own_placement = token_halves(text if code is None else code, catalog, with_wraps)
     if not (own_holder or own_placement):
         return False
-    # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)` whose
-    # `__init__` builds it): then only calls of classes need a look.
-    external = index.called_halves(text, path, with_wraps, classes_only=not own_holder)
-    holder = any(h for h, _ in external.values())
-    placement = any(p for _, p in external.values())
-    if not (holder or placement) or not ((own_holder or holder) and (own_placement or placement)):
+    if own_holder != raw_holder:
+        # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)`
+        # whose `__init__` builds it): then only calls of classes need a look.
+        external = index.called_halves(text, path, with_wraps, classes_only=True)
+    if not _halves_meet(own_holder, own_placement, external):
         return False
     # The tree stage with those calls counted where they are made: the holder and the placement must
     # still meet in one unit (a function, a class, the module's own statements).
     tree = _tree_of(text)
-    return tree is None or tree_could_match(tree, settings.catalog, with_wraps, external)
+    return tree is None or tree_could_match(tree, catalog, with_wraps, external)
+
+
+def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tuple[bool, bool]]) -> bool:
+    """Whether the calls supply a half, and with the file's own halves make both."""
+    holder = any(h for h, _ in external.values())
+    placement = any(p for _, p in external.values())
+    return (holder or placement) and (own_holder or holder) and (own_placement or placement)
 
 
 def wraps_selected(settings) -> bool:
@@ -471,12 +501,11 @@ def stage_decisions(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_
     }
 
 
-def parse_quietly(text: str) -> Optional[ast.AST]:
-    """`ast.parse` without its warnings (invalid escapes are the file's business, not ours), or None."""
+def parse_quietly(text: str, keep: bool = False) -> Optional[ast.AST]:
+    """`ast.parse` without its warnings (invalid escapes are the file's business, not ours), or None.
+    `keep`: the tree is kept for the engine's syntax check and optimizer uses of the same text."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
+        return python_tree(text, keep)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

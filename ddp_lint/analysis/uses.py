@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Set
 
 from .. import catalog as cat
+from ..syntax import python_tree
 
 # Keywords under which a call receives an optimizer; the walker reads it too.
 OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
@@ -126,7 +127,7 @@ def optimizer_uses(source: str) -> OptimizerUses:
     """The use keys of everything the program text uses as an optimizer (a loop variable used so makes
     its iterable one too: `for opt in self.optimizers: opt.step()`)."""
     try:
-        tree = ast.parse(source)
+        tree = python_tree(source, keep=False)  # the file's own tree, kept since its syntax check
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return OptimizerUses()
     collector = _Collector()

@@ -25,9 +25,10 @@ from .. import catalog as cat
 from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
-# file could reach without parsing it (the prefilter's question).
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)|import[ \t]+([\w., \t]+))",
-                     re.MULTILINE)
+# file could reach without parsing it (the prefilter's question). Matched after a newline (the text is
+# read with one put in front) rather than at `^` in multiline mode: a pattern that opens with a literal
+# is searched for by that character, one opening with `^` is tried at every position (2x slower).
+_IMPORT = re.compile(r"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)|import[ \t]+([\w., \t]+))")
 
 
 class ProjectIndex:
@@ -38,6 +39,7 @@ class ProjectIndex:
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
         self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
+        self._sharp: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # the prefilter's (see _sharp_halves)
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
         self._trees: Dict[str, Optional[List[str]]] = {}
@@ -168,8 +170,16 @@ class ProjectIndex:
         self.consulted = consulted
         return text
 
+    def remember_calls(self, path: str, text: str, calls: List[tuple]) -> None:
+        """The calls a checked file's own analysis found (analysed as `_calls_in` would: no overwrite
+        flag, the text on disk): a caller of another file's API need not be analysed twice."""
+        path = os.path.abspath(path)
+        if path not in self._calls and self._peek(path) == text:
+            self._calls[path] = list(calls)
+
     def _calls_in(self, path: str) -> List[tuple]:
         self.consulted.add(path)
+        path = os.path.abspath(path)
         if path not in self._calls:
             self._calls[path] = []
             text = self._text(path)
@@ -200,14 +210,14 @@ class ProjectIndex:
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
                 continue
-            h, p = self._definition_halves(path, name, with_wraps, 0)
+            h, p = self._sharp_halves(path, name, with_wraps)
             if name[:1].isupper() and not (h and p):
                 # `engine = Engine(model); engine.prepare()`: the methods the text calls on any object
                 # count, each by its own block (the walker follows those on objects the class built)
                 if attribute_calls is None:
                     attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
                 for method in self._class_methods(path, name) & attribute_calls:
-                    mh, mp = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    mh, mp = self._sharp_halves(path, f"{name}.{method}", with_wraps)
                     h, p = h or mh, p or mp
             before = halves.get(local, (False, False))
             halves[local] = (before[0] or h, before[1] or p)
@@ -218,7 +228,7 @@ class ProjectIndex:
             inherited = (set(_SELF_CALL.findall(text)) - _defined_names(text)) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
-                    h, p = self._definition_halves(path, f"{name}.{method}", with_wraps, 0)
+                    h, p = self._sharp_halves(path, f"{name}.{method}", with_wraps)
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
@@ -233,7 +243,7 @@ class ProjectIndex:
     def _base_classes(self, text: str, importer: str) -> Set:
         found: Set = set()
         imported = _imported_names(text)
-        for bases in _CLASS_BASES.findall(text):
+        for bases in _CLASS_BASES.findall("\n" + text):
             for base in re.split(r"[,\s]+", bases):
                 head = base.split(".")[0]
                 if head in imported and not (not imported[head].startswith(".") and imported[head].split(".")[0] in _OUTSIDE):
@@ -246,32 +256,62 @@ class ProjectIndex:
     def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
         """(path, name) of the project definitions the text calls through its imports: `f(` for an
         imported function or class, `mod.f(` through an imported module (`classes_only`: `Agent(`
-        and `mod.Agent(` only). One scan for calls through any of those names."""
+        and `mod.Agent(` only). Each import is resolved first, and the text is searched for calls of
+        only the names whose calls could count: a search for every imported name cost more than the
+        rest of the check on transformers' model files, which import dozens of names each."""
         found: Set = set()
         if _outside_package(importer):
             return found
         imported = {local: dotted for local, dotted in _imported_names(text).items()
                     if dotted.startswith(".") or dotted.split(".")[0] not in _OUTSIDE}
-        if not imported:
-            return found
-        for local, attribute in _calls_through(text, imported):
+        searched: Dict[str, bool] = {}  # local -> whether it is a module (its attributes are what is called)
+        for local, dotted in imported.items():
+            resolved = self._resolve(dotted, importer)
+            # `local.attribute(` of a definition resolves to `name.attribute` or to a module, and a name
+            # that leads nowhere has no attribute that leads anywhere but to a module: neither counts
+            if resolved is None or "." in resolved[1]:
+                continue
+            if not resolved[1]:
+                searched[local] = True
+            elif not classes_only or dotted.rsplit(".", 1)[-1][:1].isupper():
+                searched[local] = False
+        for local, attribute in _calls_through(text, searched):
+            if (attribute is not None) != searched[local]:
+                continue  # a module called, or an attribute of a definition
             name = f"{imported[local]}.{attribute}" if attribute else imported[local]
             if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
                 continue
-            key = (name, os.path.dirname(importer), os.path.basename(importer) == "__init__.py")
-            if key not in self._resolved:
-                self._resolved[key] = self.resolver.resolve(name, importer)
-            resolved = self._resolved[key]
+            resolved = self._resolve(name, importer)
             if resolved is not None and resolved[1] and "." not in resolved[1]:
                 found.add((local, resolved) if by_local else resolved)
         return found
 
+    def _resolve(self, name: str, importer: str) -> Optional[Tuple[str, str]]:
+        key = (name, os.path.dirname(importer), os.path.basename(importer) == "__init__.py")
+        if key not in self._resolved:
+            self._resolved[key] = self.resolver.resolve(name, importer)
+        return self._resolved[key]
+
     def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
-        """`name` is a function, a class (its `__init__`) or `Class.method`."""
+        """`name` is a function, a class (its `__init__`) or `Class.method`: the text stage's halves of
+        its block and of what it calls in its module (the walker follows a call only when they say one)."""
+        return self._halves(path, name, with_wraps, depth, self._reach, _text_halves)
+
+    def _sharp_halves(self, path: str, name: str, with_wraps: bool) -> Tuple[bool, bool]:
+        """The same question with each block also asked the tree stage's questions: for the prefilter,
+        where a predicate like `is_optimum_available()` (the text stage's holder word) let hundreds of
+        files through to an analysis that could find nothing."""
+        h, p = self._definition_halves(path, name, with_wraps, 0)
+        if not (h or p):
+            return h, p
+        sh, sp = self._halves(path, name, with_wraps, 0, self._sharp, _tree_halves)
+        return h and sh, p and sp
+
+    def _halves(self, path: str, name: str, with_wraps: bool, depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
         key = (path, name, with_wraps)
-        if key in self._reach:
+        if key in memo:
             self.consulted.add(path)
-            return self._reach[key]
+            return memo[key]
         text = self._text(path)
         result = (False, False)
         if text is not None:
@@ -283,33 +323,35 @@ class ProjectIndex:
                 # through `super()`, is its bases'
                 header, block = block, _method_block(block, method or "__init__")
                 if depth < 3 and (not block or "super()." in block):
-                    bases = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth)
+                    bases = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth,
+                                                   memo, judge)
             if block is not None:
-                from ..prefilter import code_only, token_halves
+                from ..prefilter import code_only
 
                 code = code_only(block)  # as the prefilter's code stage: docstrings and comments do nothing
-                result = token_halves(block if code is None else code, self.catalog, with_wraps)
+                result = judge(block if code is None else code, text, self.catalog, with_wraps)
                 if result != (True, True) and depth < 3:
                     # what it calls of its own module counts (`self.opt = make_opt(net)` in `__init__`)
                     defined = _top_level_functions(text)
                     for callee in set(_PLAIN_CALL.findall(block if code is None else code)) & defined:
                         if callee != class_name and result != (True, True):
-                            h, p = self._definition_halves(path, callee, with_wraps, depth + 1)
+                            h, p = self._halves(path, callee, with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
                 # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
                 dotted = _imported_names(text).get(name)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
-                    result = self._definition_halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
-                                                     with_wraps, depth + 1)
-        result = (result[0] or bases[0], result[1] or bases[1]) if text is not None and block is not None else result
-        self._reach[key] = result
+                    result = self._halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
+                                          with_wraps, depth + 1, memo, judge)
+            if block is not None:
+                result = (result[0] or bases[0], result[1] or bases[1])
+        memo[key] = result
         return result
 
     def _inherited_halves(self, path: str, text: str, class_block: str, method: str, with_wraps: bool,
-                          depth: int) -> Tuple[bool, bool]:
-        """The tokens of a method as the class's bases define it: a class of this module, or one its
+                          depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
+        """The halves of a method as the class's bases define it: a class of this module, or one its
         imports bring from the project."""
         header = _CLASS_HEADER.match(class_block)
         found = (False, False)
@@ -318,15 +360,55 @@ class ProjectIndex:
             if not base or "=" in base or not _IDENTIFIER.fullmatch(base):
                 continue
             if _definition_block(text, base) is not None:
-                h, p = self._definition_halves(path, f"{base}.{method}", with_wraps, depth + 1)
+                where, inner = path, base
             else:
                 dotted = _imported_names(text).get(base)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is None or not resolved[1] or "." in resolved[1]:
                     continue
-                h, p = self._definition_halves(resolved[0], f"{resolved[1]}.{method}", with_wraps, depth + 1)
+                where, inner = resolved
+            h, p = self._halves(where, f"{inner}.{method}", with_wraps, depth + 1, memo, judge)
             found = (found[0] or h, found[1] or p)
         return found
+
+
+def _text_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+    from ..prefilter import token_halves
+
+    return token_halves(code, catalog, with_wraps)
+
+
+def _tree_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+    """The text stage's halves of a block, kept only where the tree stage finds them too (the block
+    parsed with its module's import lines, for the names it calls)."""
+    from ..prefilter import block_halves, token_halves
+
+    h, p = token_halves(code, catalog, with_wraps)
+    if not (h or p):
+        return h, p
+    tree = block_halves(_import_lines(module_text) + _at_margin(code), catalog, with_wraps)
+    return (h, p) if tree is None else (h and tree[0], p and tree[1])
+
+
+# Every import statement of a module, at any depth (`try: from apex import FusedAdam`), as the tree
+# stage of a whole file reads them: the names a block calls are qualified through them.
+_ANY_IMPORT = re.compile(r"\n[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*))")
+_IMPORT_LINES: Dict[int, Tuple[str, str]] = {}
+
+
+def _import_lines(text: str) -> str:
+    cached = _IMPORT_LINES.get(id(text))
+    if cached is None or cached[0] is not text:
+        if len(_IMPORT_LINES) > 256:
+            _IMPORT_LINES.clear()
+        lines = "".join(f"try:\n {m.group(1)}\nexcept ImportError:\n pass\n" for m in _ANY_IMPORT.finditer("\n" + text))
+        cached = _IMPORT_LINES[id(text)] = (text, lines)
+    return cached[1]
+
+
+def _at_margin(block: str) -> str:
+    """A method's block, indented in its class, made a statement of its own (`if True:` above it)."""
+    return block if block[:1] not in " \t" else "if True:\n" + block
 
 
 # Each pattern starts with a literal (`.`, `self.`, `def`) and never backtracks inside a name: the
@@ -357,7 +439,8 @@ def _top_level_functions(text: str) -> Set[str]:
     """The functions defined at the margin, from the one scan `_definition_match` makes per text."""
     _definition_match(text, "")
     return {name for name, match in _DEFINITIONS[id(text)][1].items() if not match.group(0).startswith("class")}
-_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)", re.MULTILINE)
+# after a newline, as `_IMPORT` (the text is read with one put in front)
+_CLASS_BASES = re.compile(r"\n[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)")
 
 
 def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
@@ -409,7 +492,7 @@ def _imported_names(text: str) -> Dict[str, str]:
 
 def _read_imports(text: str) -> Dict[str, str]:
     names: Dict[str, str] = {}
-    for match in _IMPORT.finditer(text):
+    for match in _IMPORT.finditer("\n" + text):
         module, listed, plain = match.groups()
         if plain is not None:
             for part in plain.split(","):

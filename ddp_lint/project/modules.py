@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 
 @lru_cache(maxsize=None)
 def _isfile(path: str) -> bool:
     return os.path.isfile(path)
+
+
+@lru_cache(maxsize=None)
+def _holds(root: str, name: str) -> bool:
+    """Whether `root` has a module or package called `name` (every candidate path starts there)."""
+    return os.path.isdir(os.path.join(root, name)) or _isfile(os.path.join(root, name + ".py"))
 
 
 @lru_cache(maxsize=None)
@@ -36,18 +42,23 @@ class Resolver:
 
     def __init__(self, roots: Iterable[str] = ()) -> None:
         self.roots = [os.path.abspath(r) for r in roots]
-        self._files: Dict[Tuple[str, str], Optional[str]] = {}
+        self._files: Dict[Tuple[str, Tuple[str, ...]], Optional[str]] = {}
+        # (absolute name, its roots) -> its longest prefix that is a module, and the rest
+        self._first: Dict[Tuple[str, Tuple[str, ...]], Optional[Tuple[str, str]]] = {}
 
     def roots_for(self, importer: str) -> List[str]:
-        folder = os.path.dirname(os.path.abspath(importer))
-        top, _ = package_root(importer)
+        return list(self._roots_of(os.path.dirname(os.path.abspath(importer))))
+
+    @lru_cache(maxsize=None)
+    def _roots_of(self, folder: str) -> Tuple[str, ...]:
+        top, _ = package_root(os.path.join(folder, "__init__.py"))  # the top depends on the folder alone
         ordered = [folder, top] + self.roots
         seen, result = set(), []
         for root in ordered:
             if root not in seen:
                 seen.add(root)
                 result.append(root)
-        return result
+        return tuple(result)
 
     def absolute(self, dotted: str, importer: str) -> str:
         """`..utils.f` seen in `pkg/sub/train.py` is `pkg.utils.f`; absolute names stay as they are."""
@@ -65,18 +76,28 @@ class Resolver:
         return ".".join(base + ([rest] if rest else []))
 
     def module_file(self, module: str, importer: str) -> Optional[str]:
-        # the roots depend on the importer's folder alone: one answer per folder (a large tree asks the
-        # same names from each of its files)
-        key = (module, os.path.dirname(os.path.abspath(importer)))
+        roots = self._roots_holding(os.path.dirname(os.path.abspath(importer)), module.split(".", 1)[0])
+        return self._module_in(module, roots)
+
+    @lru_cache(maxsize=None)
+    def _roots_holding(self, folder: str, first: str) -> Tuple[str, ...]:
+        """The importer's roots that have a module or package `first` (every candidate path starts
+        there): the same for most folders of a tree, so a name asked from hundreds of folders has one
+        answer."""
+        return tuple(root for root in self._roots_of(folder) if _holds(root, first))
+
+    def _module_in(self, module: str, roots: Tuple[str, ...]) -> Optional[str]:
+        key = (module, roots)
         if key not in self._files:
-            self._files[key] = self._module_file(module, importer)
+            self._files[key] = self._find_module(module, roots)
         return self._files[key]
 
-    def _module_file(self, module: str, importer: str) -> Optional[str]:
+    @staticmethod
+    def _find_module(module: str, roots: Tuple[str, ...]) -> Optional[str]:
         if not module or not all(part.isidentifier() for part in module.split(".")):
             return None
         relative = module.replace(".", os.sep)
-        for root in self.roots_for(importer):
+        for root in roots:
             for candidate in (os.path.join(root, relative + ".py"), os.path.join(root, relative, "__init__.py")):
                 if _isfile(candidate):
                     return candidate
@@ -85,9 +106,20 @@ class Resolver:
     def resolve(self, dotted: str, importer: str) -> Optional[Tuple[str, str]]:
         """The longest prefix of `dotted` that is a project module, and the rest (`Trainer.fit`)."""
         name = self.absolute(dotted, importer)
+        importer = os.path.abspath(importer)
+        roots = self._roots_holding(os.path.dirname(importer), name.split(".", 1)[0])
+        key = (name, roots)
+        if key not in self._first:
+            self._first[key] = next(self._along(name, roots), None)
+        found = self._first[key]
+        if found is not None and found[0] == importer:  # both absolute (the roots are): the file itself
+            found = next((hit for hit in self._along(name, roots) if hit[0] != importer), None)
+        return found
+
+    def _along(self, name: str, roots: Tuple[str, ...]) -> Iterator[Tuple[str, str]]:
+        """Each prefix of `name` that is a module, longest first, with the rest of the name."""
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):
-            path = self.module_file(".".join(parts[:cut]), importer)
-            if path is not None and os.path.abspath(path) != os.path.abspath(importer):
-                return path, ".".join(parts[cut:])
-        return None
+            path = self._module_in(".".join(parts[:cut]), roots)
+            if path is not None:
+                yield path, ".".join(parts[cut:])

@@ -1,0 +1,103 @@
+"""The project stage of the prefilter and the memos under it: the same decisions and answers as
+without them (a memo answers for one text, one name and its roots; a changed text is read afresh)."""
+import ast
+
+from ddp_lint import syntax
+from ddp_lint.prefilter import project_could_match
+from ddp_lint.project.index import ProjectIndex
+from ddp_lint.project.modules import Resolver
+from ddp_lint.settings import Settings
+
+# The holder and the placement sit in two functions that never meet, unless `ready()` holds or places.
+CALLER = """import torch
+from helpers import ready
+
+def build(model):
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+
+def move(model):
+    if ready():
+        model.cuda()
+"""
+
+
+def _stage(tmp_path, helpers: str) -> bool:
+    (tmp_path / "helpers.py").write_text(helpers)
+    (tmp_path / "train.py").write_text(CALLER)
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    return project_could_match(CALLER, str(tmp_path / "train.py"), Settings(), index)
+
+
+def test_a_predicate_spelled_like_an_optimizer_supplies_no_holder(tmp_path):
+    # `optimum` is a holder word to the text stage; the tree stage sees no call that builds one
+    assert not _stage(tmp_path, "_optimum = True\n\ndef ready():\n    return _optimum\n")
+
+
+def test_a_function_that_builds_one_supplies_the_holder(tmp_path):
+    helpers = "import torch\n\ndef ready():\n    return torch.optim.Adam([torch.zeros(1)])\n"
+    assert _stage(tmp_path, helpers)
+
+
+def test_a_holder_imported_under_try_still_counts(tmp_path):
+    # `o.SGD` is a holder through the import alone, and that import is not at the margin; a file that
+    # builds no optimizer itself gets one from a constructor only
+    helpers = ("try:\n    from torch import optim as o\nexcept ImportError:\n    o = None\n\n"
+               "class Maker:\n    def __init__(self, model):\n        self.opt = o.SGD(model.parameters(), lr=0.1)\n")
+    (tmp_path / "helpers.py").write_text(helpers)
+    caller = "from helpers import Maker\n\ndef train(model):\n    model.cuda()\n    return Maker(model)\n"
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index)
+
+
+def test_a_method_block_is_judged_too(tmp_path):
+    helpers = ("import torch\n\nclass Maker:\n    def __init__(self, model):\n"
+               "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    (tmp_path / "helpers.py").write_text(helpers)
+    caller = "from helpers import Maker\n\ndef train(model):\n    model.cuda()\n    return Maker(model)\n"
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index)
+
+
+def test_a_kept_tree_answers_for_its_own_text_only():
+    first = "a = 1\n"
+    assert ast.dump(syntax.python_tree(first)) == ast.dump(ast.parse(first))
+    second = "b = 2\n"  # another text, kept next: never the first's tree
+    assert ast.dump(syntax.python_tree(second)) == ast.dump(ast.parse(second))
+    changed = "".join(["a = ", "3\n"])  # a new text object, even with the first's length
+    assert ast.dump(syntax.python_tree(changed)) == ast.dump(ast.parse(changed))
+    assert syntax.python_tree(first) is syntax.python_tree(first)
+
+
+def test_a_name_is_resolved_per_folder_where_a_sibling_shadows_it(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "util.py").write_text("def f():\n    pass\n")
+    (tmp_path / "scripts" / "pkg").mkdir(parents=True)
+    (tmp_path / "scripts" / "pkg" / "util.py").write_text("def f():\n    pass\n")  # a script's sibling comes first
+    resolver = Resolver([str(tmp_path)])
+    assert resolver.resolve("pkg.util.f", str(tmp_path / "run.py")) == (str(tmp_path / "pkg" / "util.py"), "f")
+    shadowed = (str(tmp_path / "scripts" / "pkg" / "util.py"), "f")
+    assert resolver.resolve("pkg.util.f", str(tmp_path / "scripts" / "run.py")) == shadowed
+    assert resolver.resolve("pkg.util.f", str(tmp_path / "run.py")) == (str(tmp_path / "pkg" / "util.py"), "f")
+    # the file itself is never the answer: the next shorter module is
+    assert resolver.resolve("pkg.util.f", str(tmp_path / "pkg" / "util.py")) == (str(tmp_path / "pkg" / "__init__.py"), "util.f")
+
+
+def test_a_checked_file_s_calls_are_reused_for_its_text_on_disk_only(tmp_path):
+    (tmp_path / "api.py").write_text("def fit(model, opt):\n    model.cuda()\n")
+    caller = "from api import fit\n\ndef main(model, opt):\n    fit(model, opt)\n"
+    (tmp_path / "caller.py").write_text(caller)
+    key = (str(tmp_path / "api.py"), "fit")
+    marked = (key, ("from the checked file's analysis",))
+
+    stale = ProjectIndex([str(tmp_path)])
+    stale.remember_calls(str(tmp_path / "caller.py"), caller.replace("main", "other"), [marked])
+    assert marked not in stale.call_facts(key)  # another text than the file's: analysed from disk
+    assert [fact[0] for fact in stale.call_facts(key)] == [key]
+
+    fresh = ProjectIndex([str(tmp_path)])
+    fresh.remember_calls(str(tmp_path / "caller.py"), caller, [marked])
+    assert fresh.call_facts(key) == [marked]
