@@ -407,6 +407,11 @@ class _LazyConstructors(_Lazy):
             origin = walker.origins.get(binding.handle.obj)
             if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
                 summary.attributes[key] = (origin, binding.handle.sub)
+            elif key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders:
+                carried = [(walker.origins[h.obj], h.sub) for h in binding.params
+                           if h.obj in walker.origins and walker.origins[h.obj].kind == "param"]
+                if carried:
+                    summary.parameter_attributes[key] = carried
         for event in walker.scope.events:
             if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
                 # the object placed inside its own constructor, before or after its optimizer

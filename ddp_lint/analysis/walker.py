@@ -89,6 +89,9 @@ class HelperSummary:
     # context (`in_context`, given by whoever made the summary), not only its events filtered.
     tests: FrozenSet[str] = frozenset()
     kwargs_keys: Tuple[str, ...] = ()  # the constant keys it reads out of `**kwargs` (analysis/kwargs.py)
+    # A constructor's attributes that carry the arguments' parameters (`self.master_params = [p for p in
+    # model.parameters()]`): an optimizer built on `mp.master_params` holds the model's.
+    parameter_attributes: Dict[str, List[Tuple[Origin, Tuple[str, ...]]]] = field(default_factory=dict)
     # The parameters what it returns carries, as the caller's objects (`return [{"params": self.fc.parameters()}]`).
     returned_params: List[Tuple[Origin, Tuple[str, ...]]] = field(default_factory=list)
     arguments: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)  # as `decidable`, rebound ones too
@@ -120,7 +123,8 @@ NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker
 # An object built from a summarised class: (its method summaries, what its attributes hold, the holders
 # handed to its constructor, where its class's statements are when another module defines it)
 Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
-                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str]  # ..., its class's name
+                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str,  # ..., its class's name,
+                 Dict[str, FrozenSet["Handle"]]]  # and the attributes that carry the arguments' parameters
 
 
 @dataclass(frozen=True)
@@ -912,6 +916,9 @@ class ScopeWalker:
             if dotted is not None:
                 if self._is_library_root(dotted.split(".", 1)[0]):
                     return _EMPTY
+                carried = self._carried_parameters(dotted)
+                if carried:
+                    return Value(params=carried)
                 if (isinstance(node, cst.Attribute) and node.attr.value == cat.DEVICE_ATTRIBUTE
                         and dotted not in self.env and not _is_self_attribute(dotted)):
                     # `batch.device`, `model.device`: where it is (`self.device` is an attribute instead)
@@ -1376,6 +1383,13 @@ class ScopeWalker:
             h for handles in instance[1].values() for h in handles
             if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
 
+    def _carried_parameters(self, dotted: str) -> FrozenSet[Handle]:
+        """`mp.master_params` of an object built here whose constructor filled it with parameters."""
+        owner, _, attribute = dotted.rpartition(".")
+        binding = self.env.get(owner) if owner else None
+        instance = self._instances.get(binding.handle.obj) if binding is not None else None
+        return instance[5].get(f"self.{attribute}", frozenset()) if instance is not None else frozenset()
+
     def _kwarg(self, node: cst.BaseExpression) -> Optional[Value]:
         """What `kwargs["model"]` holds: the argument its callers pass as `model=`."""
         name = getattr(self, "_kwargs_name", None)
@@ -1714,7 +1728,10 @@ class ScopeWalker:
         # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
         made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
         handed = tuple({id(h): h for h in (*passed, *made)}.values())
-        self._built[id(call)] = (summary.methods, kept, handed, summary.locate, summary.name)
+        carried = {key: frozenset(h for origin, sub in entries for h in actual(origin, sub))
+                   for key, entries in summary.parameter_attributes.items()}
+        self._built[id(call)] = (summary.methods, kept, handed, summary.locate, summary.name,
+                                 {key: params for key, params in carried.items() if params})
 
     def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
         """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
