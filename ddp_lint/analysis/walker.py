@@ -1669,9 +1669,12 @@ class ScopeWalker:
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
                                        inner=event.site.guards + event.site.inner)
             elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
+            passed = _argument_at_call(call, summary.param_names, event.argument_text)
+            argument = _plain_text(passed) if passed is not None else event.argument_text
+            kind = cat.HOME if event.kind == cat.MOVE and passed is not None and self._is_cpu(passed) else event.kind
             for handle in handles:
-                self._emit(PlacementEvent(site, handle, event.kind, event.label, event.sync_wrapper, event.ddp,
-                                          event.argument_text, event.operation, elsewhere=elsewhere,
+                self._emit(PlacementEvent(site, handle, kind, event.label, event.sync_wrapper, event.ddp,
+                                          argument, event.operation, elsewhere=elsewhere,
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
                                           device_of=device, handed_optimizers=handed))
 
@@ -2372,6 +2375,18 @@ def _callee_name(func: cst.BaseExpression) -> str:
     while isinstance(func, (cst.Call, cst.Subscript)):
         func = func.func if isinstance(func, cst.Call) else func.value
     return dotted_name(func) or "call"
+
+
+def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -> Optional[cst.BaseExpression]:
+    """A helper's `module.to(device)` moves where its caller says: the caller's argument for that
+    parameter (`to_device(model, "cpu")`), so that two calls of one helper are told apart."""
+    if text not in param_names:
+        return None
+    index = param_names.index(text)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    passed = positional[index] if index < len(positional) else next(
+        (arg for arg in call.args if arg.keyword is not None and arg.keyword.value == text), None)
+    return passed.value if passed is not None else None
 
 
 def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
