@@ -68,6 +68,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     story = HolderStory(holder, scope)
     states: List[StateEvent] = []
     endings: List[object] = []
+    moved: List[PlacementEvent] = []  # the placements after the holder so far, on its paths
     seen = set()
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:
@@ -92,6 +93,11 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
+            if _already_there(_placed_before(e for e in moved if e.handle.overlaps(event.handle)
+                                             and _root(e.site) is _root(event.site)
+                                             and not e.site.exclusive_with(event.site)), event):
+                continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
+            moved.append(event)
             if _callee_owns(holder, event) and not states:
                 continue  # one bug, one report: the function called here reports it (state given here is ours)
             current = [e for e in endings if _between(e, holder.site, event.site)]

@@ -76,7 +76,7 @@ class HelperSummary:
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
-    argument_state_calls: List[Tuple[Origin, str]] = field(default_factory=list)
+    argument_state_calls: List[Tuple[Origin, str, int]] = field(default_factory=list)  # ..., where in its order
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
     # or on the new object) and the placements of the new object itself.
     constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
@@ -231,7 +231,7 @@ class ScopeWalker:
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
-        self.argument_state_calls: List[Tuple[Origin, str]] = []
+        self.argument_state_calls: List[Tuple[Origin, str, int]] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
         # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
         self._instances: Dict[int, Instance] = {}
@@ -1267,7 +1267,7 @@ class ScopeWalker:
         if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
             origin = self.origins.get(handle.obj)
             if origin is not None and origin.kind == "param":
-                self.argument_state_calls.append((origin, method))  # the caller's optimizer, for its callers
+                self.argument_state_calls.append((origin, method, next(self.order)))  # for its callers
         if method in cat.STATE_METHODS and receiver.holders:
             site = self._site(call)
             for holder in receiver.holders:
@@ -1475,10 +1475,15 @@ class ScopeWalker:
             self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
         via = f"{summary.name}()"
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
-        self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via)
+        # the callee's steps and moves replay in its own order: `train_epoch(model, opt)` that moves the
+        # model and then steps gives the optimizer its state after the move, not before
+        first = min((event.site.order for _, _, event in summary.placements), default=None)
+        self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
                                 _handed_optimizers(args, summary))
+        if first is not None:
+            self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
@@ -1631,7 +1636,7 @@ class ScopeWalker:
 
     def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
                             instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
-                            via: str) -> None:
+                            via: str, before: Optional[int] = None) -> None:
         """The callee's `step()` / `load_state_dict()` on the optimizers it reaches: its object's own,
         or those handed to it."""
         if instance is not None:
@@ -1645,7 +1650,14 @@ class ScopeWalker:
                 binding = self.env.get(key)
                 for holder in binding.holders if binding is not None else ():
                     self._emit(StateEvent(self._site(call, via=via), holder, method))
-        for origin, method in summary.argument_state_calls:
+        self._replay_argument_states(call, summary, positional, keywords, via,
+                                     lambda order: before is None or order < before)
+
+    def _replay_argument_states(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
+                                keywords: Dict[str, Value], via: str, chosen) -> None:
+        for origin, method, order in summary.argument_state_calls:
+            if not chosen(order):
+                continue
             value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
