@@ -1438,6 +1438,8 @@ class ScopeWalker:
         binding = self.env.get(name) if name else None
         if binding is None or not binding.element or binding.handle.sub[-1:] != (ANY_SUBMODULE,):
             return False
+        if any(_filters_by_class(loop, name) for loop in self._chain if isinstance(loop, cst.For)):
+            return True  # `for metric in (m for m in model.modules() if isinstance(m, Metric))`
         return any(guard.holds and _is_isinstance_check(guard.test, name) for guard in self._guards)
 
     def _is_cpu(self, node: cst.BaseExpression) -> bool:
@@ -2365,6 +2367,19 @@ def _bound_keys(target: cst.BaseExpression) -> Iterator[str]:
         dotted = dotted_name(element)
         if dotted is not None and (dotted.count(".") == 0 or (dotted.startswith("self.") and dotted.count(".") == 1)):
             yield dotted
+
+
+def _filters_by_class(loop: cst.For, name: str) -> bool:
+    """`for name in (m for m in x.modules() if isinstance(m, Metric))`: the loop walks the submodules
+    of one class, picked by the comprehension it iterates."""
+    if not (isinstance(loop.target, cst.Name) and loop.target.value == name):
+        return False
+    source = loop.iter
+    if not isinstance(source, (cst.GeneratorExp, cst.ListComp, cst.SetComp)) or source.for_in.inner_for_in is not None:
+        return False
+    element = dotted_name(source.elt)
+    return element is not None and dotted_name(source.for_in.target) == element and any(
+        _is_isinstance_check(condition.test, element) for condition in source.for_in.ifs)
 
 
 def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
