@@ -20,7 +20,12 @@ def train_epoch(model, loader, optimizer):
         optimizer.step()
 
 
-def evaluate(model, loader, where=DEVICE):
+def evaluate(model, loader):
+    model = model.to(DEVICE)
+    return sum(float(model(x).sum()) for x, _ in loader)
+
+
+def evaluate_on(model, loader, where):
     model = model.to(where)
     return sum(float(model(x).sum()) for x, _ in loader)
 
@@ -38,7 +43,7 @@ def main(model, loader, epochs):
     # (DDP101 at its move); evaluate moves to the same place again: no state-before-move anywhere
     ("evaluate(model, loader)", {("DDP101", 7)}),
     # evaluate moves the model somewhere else after train_epoch stepped: state before a real move
-    ("evaluate(model, loader, 'cuda:1')", {("DDP101", 7), ("DDP002", 20)}),
+    ("evaluate_on(model, loader, 'cuda:1')", {("DDP101", 7), ("DDP002", 25)}),
 ])
 def test_steps_and_moves_of_a_callee_replay_in_its_order(evaluate, codes):
     source = HELPERS.format(evaluate=evaluate)

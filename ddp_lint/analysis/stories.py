@@ -94,6 +94,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             if (id(event.site.node), event.kind) in seen:
                 continue  # the same call on another object the name may hold
             if _already_there(_placed_before(e for e in moved if e.handle.overlaps(event.handle)
+                                             and e.argument_text == event.argument_text  # the same place, by name
                                              and _root(e.site) is _root(event.site)
                                              and not e.site.exclusive_with(event.site)), event):
                 continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
