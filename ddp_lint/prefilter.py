@@ -272,12 +272,17 @@ def _walk(root: ast.AST, stop: frozenset = frozenset()) -> Iterable[ast.AST]:
 class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
-    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "uses_param_groups")
+    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "uses_param_groups",
+                 "handed_parameters", "hands_optimizer")
 
     def __init__(self) -> None:
         self.placement = False
         self.holder = False
         self.uses_param_groups = False  # reads or writes `x.param_groups`: x is an optimizer
+        # a call that names nothing known is handed the parameters first (walker._built_by_use), and
+        # something is handed on as `optimizer=`: with a use only an optimizer has, that call builds one
+        self.handed_parameters = False
+        self.hands_optimizer = False
         self.called: List[str] = []
         self.arguments: List[str] = []  # dotted names handed to calls: `cfg.optimizer`, `torch.optim.AdamW`
         self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
@@ -302,6 +307,7 @@ class _Unit:
                 d.rsplit(".", 1)[-1] in cat.OPTIMIZER_ONLY_METHODS
                 or (d.endswith(".step") and _SCALER.search(d.rsplit(".", 2)[-2]) is not None)
                 for d in self.called if "." in d) or self.uses_param_groups
+            self.holder = self.holder or (self.handed_parameters and self.hands_optimizer)
         for dotted in set(self.called):
             if self.holder and self.placement:
                 return
@@ -345,8 +351,10 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             table = _dotted(func.value)
             if table is not None and table.endswith(".__dict__"):
                 unit.arguments.append(table[: -len(".__dict__")])  # `torch.optim.__dict__[name](...)`
-        if not unit.holder and node.args and _hands_parameters(node.args[0]):
-            unit.holder = True  # a call that may build an optimizer known by its use (walker._built_by_use)
+        if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in _BUILTINS:
+            unit.handed_parameters = True
+        if not unit.hands_optimizer and any(k.arg is not None and _OPTIMIZER_KEYWORD.match(k.arg) for k in node.keywords):
+            unit.hands_optimizer = True
         if not unit.holder and node.args:
             # A config factory (`instantiate(cfg.optimizer)`, `config.init_obj("optimizer", ...)`) or an
             # optimizer class handed on (`partial(torch.optim.AdamW)`, `getattr(torch.optim, name)`),
@@ -388,6 +396,10 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         for alias in node.names:
             full = f"{module}.{alias.name}" if module else alias.name
             aliases.setdefault(alias.asname or alias.name, set()).add(full)
+
+
+_BUILTINS = frozenset(dir(__import__("builtins")))
+_OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
 
 
 def _hands_parameters(arg: ast.AST) -> bool:
