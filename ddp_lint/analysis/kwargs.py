@@ -7,8 +7,10 @@ spread with `**` (`AdamW(params, **kwargs["optimizer"])`) is a dict of settings.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Dict, Optional
+from functools import lru_cache
+from typing import Dict, Iterator, Optional
 
 import libcst as cst
 
@@ -31,38 +33,62 @@ def key_of(node: cst.BaseExpression, kwargs: str) -> Optional[str]:
 
 
 def kwargs_keys(function: cst.FunctionDef, kwargs: str) -> Dict[str, KeyUse]:
-    """The keys the body reads, in order, with how it uses them."""
+    """The keys the body reads, in source order, with how it uses them. Read by walking the nodes'
+    fields: a LibCST visitor rebuilds every node it passes, and most functions with `**kwargs` (every
+    `forward(self, *args, **kwargs)` of a large library) read no constant key at all."""
     keys: Dict[str, KeyUse] = {}
     aliases: Dict[str, str] = {}  # a local name bound from a key (`opt = kwargs["optimizer"]`)
-
-    class _Reads(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+    for node in _nodes(function.body):
+        if isinstance(node, cst.Assign):
             key = key_of(node.value, kwargs)
             for target in node.targets:
                 if key is not None and isinstance(target.target, cst.Name):
                     aliases[target.target.value] = key
-
-        def visit_Subscript(self, node: cst.Subscript) -> None:
-            self._read(node)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            self._read(node)
-            called = key_of(node.func, kwargs) or (aliases.get(node.func.value) if isinstance(node.func, cst.Name) else None)
-            if called is not None:
-                keys.setdefault(called, KeyUse()).called = True
-            for arg in node.args:
-                spread = arg.star == "**" and (key_of(arg.value, kwargs) or (
-                    aliases.get(arg.value.value) if isinstance(arg.value, cst.Name) else None))
-                if spread:
-                    keys.setdefault(spread, KeyUse()).spread = True
-
-        def _read(self, node: cst.BaseExpression) -> None:
+        elif isinstance(node, (cst.Subscript, cst.Call)):
             key = key_of(node, kwargs)
             if key is not None:
                 keys.setdefault(key, KeyUse())
-
-    function.body.visit(_Reads())
+            if isinstance(node, cst.Call):
+                _note_call(node, kwargs, aliases, keys)
     return {key: use for key, use in keys.items() if key.isidentifier()}
+
+
+def _note_call(node: cst.Call, kwargs: str, aliases: Dict[str, str], keys: Dict[str, KeyUse]) -> None:
+    called = key_of(node.func, kwargs) or (aliases.get(node.func.value) if isinstance(node.func, cst.Name) else None)
+    if called is not None:
+        keys.setdefault(called, KeyUse()).called = True
+    for arg in node.args:
+        spread = arg.star == "**" and (key_of(arg.value, kwargs) or (
+            aliases.get(arg.value.value) if isinstance(arg.value, cst.Name) else None))
+        if spread:
+            keys.setdefault(spread, KeyUse()).spread = True
+
+
+def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `root` in source order, nested definitions included (their reads of the same
+    `kwargs` are the closure's), without rebuilding any."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = []
+        for name in _fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif isinstance(value, (tuple, list)):
+                children.extend(item for item in value if isinstance(item, cst.CSTNode))
+        stack.extend(reversed(children))
+
+
+# Fields that hold only layout (spaces, parentheses, commas, comments): never a node worth reading.
+_LAYOUT = ("whitespace", "lpar", "rpar", "comma", "semicolon", "header", "footer", "leading_lines",
+           "lines_after_decorators", "newline", "indent")
+
+
+@lru_cache(maxsize=None)
+def _fields(kind: type) -> tuple:
+    return tuple(f.name for f in dataclasses.fields(kind) if not any(part in f.name for part in _LAYOUT))
 
 
 def _is_name(node: cst.BaseExpression, name: str) -> bool:
