@@ -2,6 +2,8 @@
 without them (a memo answers for one text, one name and its roots; a changed text is read afresh)."""
 import ast
 
+import pytest
+
 from ddp_lint import syntax
 from ddp_lint.prefilter import project_could_match
 from ddp_lint.project.index import ProjectIndex
@@ -39,21 +41,16 @@ def test_a_function_that_builds_one_supplies_the_holder(tmp_path):
     assert _stage(tmp_path, helpers)
 
 
-def test_a_holder_imported_under_try_still_counts(tmp_path):
-    # `o.SGD` is a holder through the import alone, and that import is not at the margin; a file that
-    # builds no optimizer itself gets one from a constructor only
-    helpers = ("try:\n    from torch import optim as o\nexcept ImportError:\n    o = None\n\n"
-               "class Maker:\n    def __init__(self, model):\n        self.opt = o.SGD(model.parameters(), lr=0.1)\n")
-    (tmp_path / "helpers.py").write_text(helpers)
-    caller = "from helpers import Maker\n\ndef train(model):\n    model.cuda()\n    return Maker(model)\n"
-    index = ProjectIndex([str(tmp_path)])
-    index.begin()
-    assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index)
-
-
-def test_a_method_block_is_judged_too(tmp_path):
-    helpers = ("import torch\n\nclass Maker:\n    def __init__(self, model):\n"
-               "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+@pytest.mark.parametrize("helpers", [
+    # `o.SGD` is a holder through the import alone, and that import is not at the margin
+    ("try:\n    from torch import optim as o\nexcept ImportError:\n    o = None\n\n"
+     "class Maker:\n    def __init__(self, model):\n        self.opt = o.SGD(model.parameters(), lr=0.1)\n"),
+    # a method's block is judged too, not only a function's
+    ("import torch\n\nclass Maker:\n    def __init__(self, model):\n"
+     "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"),
+])
+def test_a_constructor_that_builds_one_supplies_the_holder(tmp_path, helpers):
+    # a file that builds no optimizer itself gets one from a constructor only
     (tmp_path / "helpers.py").write_text(helpers)
     caller = "from helpers import Maker\n\ndef train(model):\n    model.cuda()\n    return Maker(model)\n"
     index = ProjectIndex([str(tmp_path)])
