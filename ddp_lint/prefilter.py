@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 

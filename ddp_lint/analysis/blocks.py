@@ -1,7 +1,10 @@
-"""The statement blocks a compound statement holds: shared by the scope splitter and the fix planner."""
+"""The statement blocks a compound statement holds: shared by the scope splitter and the fix planner;
+and the fields of a node that can hold program nodes, for the readers that walk them."""
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+import dataclasses
+from functools import lru_cache
+from typing import Iterator, Sequence, Tuple
 
 import libcst as cst
 
@@ -25,3 +28,18 @@ def suites(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
         yield handler.body
     for case in getattr(statement, "cases", ()):
         yield case.body
+
+
+# Fields that hold only layout or punctuation (spaces, comments, blank lines, parentheses, commas,
+# operators): never a node a reader of the program needs.
+_LAYOUT_PARTS = ("whitespace", "lpar", "rpar", "comma", "semicolon", "header", "footer", "leading_lines",
+                 "lines_after_decorators", "newline", "indent")
+_PUNCTUATION = frozenset({"dot", "operator", "equal", "colon"})
+
+
+@lru_cache(maxsize=None)
+def node_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of a LibCST node type that may hold program nodes, to read directly: LibCST's
+    `children` and its visitors rebuild the nodes they pass and cost as much as the parse."""
+    return tuple(f.name for f in dataclasses.fields(kind)
+                 if f.name not in _PUNCTUATION and not any(part in f.name for part in _LAYOUT_PARTS))

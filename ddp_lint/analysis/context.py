@@ -84,7 +84,6 @@ def never_runs(guards: Sequence[Guard], truths: Mapping[str, bool]) -> bool:
 
 def truth_of(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[bool]:
     """Three-valued: True, False, or None when the call does not decide it."""
-    _truth = truth_of
     name = dotted_name(test)
     if name is not None:
         return truths.get(name)
@@ -96,10 +95,10 @@ def truth_of(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[b
             none = truths.get(name + NONE_TEST)
             return None if none is None else none is isinstance(target.operator, cst.Is)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _truth(test.expression, truths)
+        inner = truth_of(test.expression, truths)
         return None if inner is None else not inner
     if isinstance(test, cst.BooleanOperation):
-        left, right = _truth(test.left, truths), _truth(test.right, truths)
+        left, right = truth_of(test.left, truths), truth_of(test.right, truths)
         if isinstance(test.operator, cst.And):
             if left is False or right is False:
                 return False

@@ -165,7 +165,7 @@ class PlacementEvent:
     device_of: FrozenSet[int] = frozenset()
     # In a summary: the same, as the arguments or attributes the callers fill in (walker.Origin).
     device_origins: Tuple[object, ...] = ()
-    # Replayed at a call: the names this call hands to parameters the callee takes as optimizers; the
+    # Replayed at a call: the optimizers this call hands to parameters the callee takes them by; the
     # callee's side reports a pair with one of those (one bug, one report).
     handed_optimizers: Tuple["HolderEvent", ...] = ()
 

@@ -7,12 +7,12 @@ spread with `**` (`AdamW(params, **kwargs["optimizer"])`) is a dict of settings.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Dict, Iterator, Optional
 
 import libcst as cst
+
+from .blocks import node_fields
 
 
 @dataclass
@@ -72,7 +72,7 @@ def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         children = []
-        for name in _fields(type(node)):
+        for name in node_fields(type(node)):
             value = getattr(node, name)
             if isinstance(value, cst.CSTNode):
                 children.append(value)
@@ -80,15 +80,6 @@ def _nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 children.extend(item for item in value if isinstance(item, cst.CSTNode))
         stack.extend(reversed(children))
 
-
-# Fields that hold only layout (spaces, parentheses, commas, comments): never a node worth reading.
-_LAYOUT = ("whitespace", "lpar", "rpar", "comma", "semicolon", "header", "footer", "leading_lines",
-           "lines_after_decorators", "newline", "indent")
-
-
-@lru_cache(maxsize=None)
-def _fields(kind: type) -> tuple:
-    return tuple(f.name for f in dataclasses.fields(kind) if not any(part in f.name for part in _LAYOUT))
 
 
 def _is_name(node: cst.BaseExpression, name: str) -> bool:

@@ -56,8 +56,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         return walker
 
     # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).
-    bases = lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog)  # noqa: E731
-    constructors = _LazyConstructors(classes, new_walker, bases)
+    constructors = _LazyConstructors(classes, new_walker, _base_lookups(classes, imports, new_walker, project, path,
+                                                                         catalog))
     helpers = _LazyFunctions(functions, new_walker)
 
     def analyze_function(function: cst.FunctionDef, prefix: str, register: bool) -> None:
@@ -183,8 +183,8 @@ class ModuleSummaries:
             return walker
 
         self.functions = _LazyFunctions(functions, new_walker)
-        self.constructors = _LazyConstructors(classes, new_walker, lambda klass: _bases(
-            klass, classes, imports, new_walker, project, path, catalog))
+        self.constructors = _LazyConstructors(classes, new_walker, _base_lookups(classes, imports, new_walker, project,
+                                                                                  path, catalog))
         self._imports, self._project, self._path = imports, project, path
         self._catalog = catalog
         self._classes = classes
@@ -357,6 +357,12 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
         return None
 
     return inherited
+
+
+def _base_lookups(classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path,
+                  catalog: cat.Catalog):
+    """A class -> the lookup of the methods it inherits (`_bases`), for a module's constructors."""
+    return lambda klass: _bases(klass, classes, imports, new_walker, project, path, catalog)
 
 
 def _base_method(kind: Optional[str], name: str) -> Optional[HelperSummary]:

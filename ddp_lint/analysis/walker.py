@@ -16,7 +16,6 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import count
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -41,7 +40,7 @@ from .events import (
     StateEvent,
     TRY_BODY,
 )
-from .blocks import suite_body, suites
+from .blocks import node_fields, suite_body, suites
 from .names import code_text, ImportTable, dotted_name, operands, target_elements
 from .uses import OptimizerUses, OPTIMIZER_KEYWORD, use_key
 
@@ -204,6 +203,12 @@ class _Loop:
 class ScopeWalker:
     """Produces the events of one scope. One instance per scope; `ids` is shared per file."""
 
+    # `**kwargs` (analysis/kwargs.py): its name, the keys read out of it, and what each holds; set by
+    # `bind_parameters` (`_bind_kwargs`), read only once a name is set
+    _kwargs_name: Optional[str] = None
+    kwargs_keys: Tuple[str, ...] = ()
+    _kwargs: Dict[str, Binding] = {}
+
     def __init__(
         self,
         name: str,
@@ -329,11 +334,9 @@ class ScopeWalker:
     def _bind_kwargs(self, function: cst.FunctionDef) -> List[Tuple[cst.Param, Handle]]:
         """Each constant key the body reads out of `**kwargs` is an argument of that name (see
         analysis/kwargs.py); those neither called nor spread may be an optimizer that arrives built."""
-        self._kwargs: Dict[str, Binding] = {}
-        self.kwargs_keys: Tuple[str, ...] = ()
+        self._kwargs, self.kwargs_keys, self._kwargs_name = {}, (), None
         star = function.params.star_kwarg
         if not isinstance(star, cst.Param):
-            self._kwargs_name = None
             return []
         self._kwargs_name = star.name.value
         whole = Handle(next(self.ids), (), self._kwargs_name)
@@ -916,7 +919,7 @@ class ScopeWalker:
             if dotted is not None:
                 if self._is_library_root(dotted.split(".", 1)[0]):
                     return _EMPTY
-                carried = self._carried_parameters(dotted)
+                carried = self._carried_parameters(dotted) if self._instances else None
                 if carried:
                     return Value(params=carried)
                 if (isinstance(node, cst.Attribute) and node.attr.value == cat.DEVICE_ATTRIBUTE
@@ -1039,12 +1042,12 @@ class ScopeWalker:
     def _eval_call(self, call: cst.Call) -> Value:
         func = call.func
         dotted = dotted_name(func)
-        receiver, method, library_call = self._eval_receiver(call, dotted)
-        if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
-            self._run_handlers(call, dotted.rpartition(".")[0], method)
         keyed = self._kwarg(call)
         if keyed is not None:
             return keyed  # `kwargs.get("model")`
+        receiver, method, library_call = self._eval_receiver(call, dotted)
+        if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
+            self._run_handlers(call, dotted.rpartition(".")[0], method)
         first_event = len(self.scope.events)
         args = [(arg, self._eval(arg.value)) for arg in call.args]
         self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
@@ -1391,18 +1394,18 @@ class ScopeWalker:
         return instance[5].get(f"self.{attribute}", frozenset()) if instance is not None else frozenset()
 
     def _kwarg(self, node: cst.BaseExpression) -> Optional[Value]:
-        """What `kwargs["model"]` holds: the argument its callers pass as `model=`."""
-        name = getattr(self, "_kwargs_name", None)
-        if name is None or name in self._rebound_kwargs():
-            return None
-        key = key_of(node, name)
+        """What `kwargs["model"]` holds: the argument its callers pass as `model=` (while the name still
+        holds the parameter)."""
+        name = self._kwargs_name
+        key = key_of(node, name) if name is not None else None
         binding = self._kwargs.get(key) if key is not None else None
-        return _value_of(binding, (binding.handle,)) if binding is not None else None
-
-    def _rebound_kwargs(self) -> FrozenSet[str]:
-        binding = self.env.get(self._kwargs_name)
-        origin = self.origins.get(binding.handle.obj) if binding is not None else None
-        return frozenset() if origin is None or origin.kind == "param" else frozenset({self._kwargs_name})
+        if binding is None:
+            return None
+        whole = self.env.get(name)
+        origin = self.origins.get(whole.handle.obj) if whole is not None else None
+        if origin is not None and origin.kind != "param":
+            return None  # `kwargs = {...}` rebound it
+        return _value_of(binding, (binding.handle,))
 
     def _device_value(self, value: Value) -> FrozenSet[int]:
         """Where a value's tensors are, as a device value: its own device value, else the objects whose
@@ -1476,12 +1479,13 @@ class ScopeWalker:
                 key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
             self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
         via = f"{summary.name}()"
-        passed = self._replay_ownership(call, summary, args, own, instance, actual, via)
+        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        passed = self._replay_ownership(call, summary, args, own, instance, actual, via,
+                                        (positional, keywords, truths))
         # the callee's steps and moves replay in its own order: `train_epoch(model, opt)` that moves the
         # model and then steps gives the optimizer its state after the move, not before
         first = min((event.site.order for _, _, event in summary.placements), default=None)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
-        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
                                 _handed_optimizers(args, summary))
         if first is not None:
@@ -1565,7 +1569,7 @@ class ScopeWalker:
 
         def actual(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
             if origin.kind == "param":
-                value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+                value = _argument_of(origin, positional, keywords)
                 if value is None:
                     return ()
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in value.handles)
@@ -1582,7 +1586,7 @@ class ScopeWalker:
         return actual
 
     def _replay_ownership(self, call: cst.Call, summary: HelperSummary, args, own: bool,
-                          instance: Optional[Instance], actual, via: str) -> Tuple[HolderEvent, ...]:
+                          instance: Optional[Instance], actual, via: str, at_call) -> Tuple[HolderEvent, ...]:
         """The optimizers handed to the call, and whether the callee takes over their order: it rebinds
         or regroups them, or re-points the optimizers it can reach once its moves are done."""
         passed = tuple(holder for _, value in args for holder in value.holders)
@@ -1602,7 +1606,7 @@ class ScopeWalker:
         elif summary.handled:
             # `model, optimizer = init_amp(model, optimizer)`: the helper owns the order where its body
             # hands the optimizer to a call that takes both, not where it hands it back as it came
-            self._replay_handled(call, summary, args, passed if self._rebinds_passed_holder(call, passed) else (), via)
+            self._replay_handled(call, summary, at_call, passed if self._rebinds_passed_holder(call, passed) else (), via)
         if ((own or instance is not None) and summary.syncs_self_optimizers) or any(
                 event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
             # the method re-points the optimizers it can reach once its moves are done (a regrouping
@@ -1612,13 +1616,13 @@ class ScopeWalker:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
         return passed
 
-    def _replay_handled(self, call: cst.Call, summary: HelperSummary, args, passed: Tuple[HolderEvent, ...],
+    def _replay_handled(self, call: cst.Call, summary: HelperSummary, at_call, passed: Tuple[HolderEvent, ...],
                         via: str) -> None:
-        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
-        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
-        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        """The callee's handling of what it was handed (`HelperSummary.handled`), with its conditions:
+        for this function's callers, and as the end of the order of the optimizers this call rebinds."""
+        positional, keywords, truths = at_call
         for origin, inner in summary.handled:
-            value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+            value = _argument_of(origin, positional, keywords)
             if value is None or never_runs(inner.guards + inner.inner, truths):
                 continue
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + inner.branches,
@@ -1660,7 +1664,7 @@ class ScopeWalker:
         for origin, method, order in summary.argument_state_calls:
             if not chosen(order):
                 continue
-            value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+            value = _argument_of(origin, positional, keywords)
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
@@ -1700,7 +1704,7 @@ class ScopeWalker:
             found: set = set()
             for origin in origins:
                 if origin.kind == "param":
-                    value = positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+                    value = _argument_of(origin, positional, keywords)
                     place = self._device_value(value) if value is not None else frozenset()
                 elif origin.kind == "self" and own:
                     binding = self.env.get(origin.key)
@@ -2404,6 +2408,11 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return dotted_name(func) or "call"
 
 
+def _argument_of(origin: Origin, positional: List[Value], keywords: Dict[str, Value]) -> Optional[Value]:
+    """What a call hands the parameter an origin names: by position, else by keyword."""
+    return positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+
+
 def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -> Optional[cst.BaseExpression]:
     """A helper's `module.to(device)` moves where its caller says: the caller's argument for that
     parameter (`to_device(model, "cpu")`), so that two calls of one helper are told apart."""
@@ -2483,7 +2492,7 @@ def _expression_children(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
 
     Reads the node's fields directly: LibCST's `children` rebuilds nodes and costs as much as the parse.
     """
-    for name in _fields(type(node)):
+    for name in node_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, cst.CSTNode):
             yield from _expressions_in(value)
@@ -2491,15 +2500,6 @@ def _expression_children(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
             for item in value:
                 if isinstance(item, cst.CSTNode):
                     yield from _expressions_in(item)
-
-
-@lru_cache(maxsize=None)
-def _fields(kind: type) -> Tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in _SKIPPED_FIELDS)
-
-
-_SKIPPED_FIELDS = frozenset({"lpar", "rpar", "whitespace_before", "whitespace_after", "comma", "dot", "operator",
-                             "whitespace_after_star", "whitespace_after_arg", "equal", "colon", "semicolon"})
 
 
 def _expressions_in(child: cst.CSTNode) -> Iterator[cst.BaseExpression]:

@@ -7,7 +7,7 @@ which the test suite runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, ClassVar, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
