@@ -18,7 +18,8 @@ from . import catalog as cat
 from .analysis.module import analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
-from .analysis.walker import NONE_HANDED, placement_signature
+from .analysis.replay import placement_signature
+from .analysis.summary import NONE_HANDED
 from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read

@@ -43,3 +43,36 @@ def node_fields(kind: type) -> Tuple[str, ...]:
     `children` and its visitors rebuild the nodes they pass and cost as much as the parse."""
     return tuple(f.name for f in dataclasses.fields(kind)
                  if f.name not in _PUNCTUATION and not any(part in f.name for part in _LAYOUT_PARTS))
+
+
+_NOT_EXPRESSIONS = (
+    cst.BaseParenthesizableWhitespace, cst.BaseSuite, cst.LeftParen, cst.RightParen, cst.Comma, cst.Dot,
+    cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.AssignEqual, cst.Colon,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Semicolon,
+)
+
+
+def expression_children(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The direct sub-expressions of a node, looking through Arg/Element/CompFor wrappers.
+
+    Reads the node's fields directly: LibCST's `children` rebuilds nodes and costs as much as the parse.
+    """
+    for name in node_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield from _expressions_in(value)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield from _expressions_in(item)
+
+
+def _expressions_in(child: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    if isinstance(child, cst.Arg):
+        yield child.value
+    elif isinstance(child, cst.Lambda):
+        return
+    elif isinstance(child, cst.BaseExpression):
+        yield child
+    elif not isinstance(child, _NOT_EXPRESSIONS):
+        yield from expression_children(child)

@@ -15,7 +15,10 @@ from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
-from .walker import HelperSummary, Origin, ScopeWalker, callables_in
+from .bindings import callables_in
+from .heap import Origin
+from .summary import HelperSummary
+from .walker import ScopeWalker
 
 
 @dataclass

@@ -11,6 +11,8 @@ from typing import Dict, Iterator, Optional
 
 import libcst as cst
 
+from .blocks import expression_children
+
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for a chain of names and attributes, None for anything else (calls, subscripts)."""
@@ -134,3 +136,36 @@ class ImportTable:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+
+def callee_name(func: cst.BaseExpression) -> str:
+    while isinstance(func, (cst.Call, cst.Subscript)):
+        func = func.func if isinstance(func, cst.Call) else func.value
+    return dotted_name(func) or "call"
+
+
+def plain_text(node: cst.BaseExpression) -> str:
+    dotted = dotted_name(node)
+    if dotted is not None:
+        return dotted
+    if isinstance(node, cst.SimpleString):
+        return node.value
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def keyword_is_true(call: cst.Call, keyword: str) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
+
+
+def dotted_names(node: cst.CSTNode) -> Iterator[str]:
+    """Every name and attribute chain read in an expression (`self.optimizer` in `self.optimizer is
+    not None`), outermost chains only."""
+    dotted = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    if dotted is not None:
+        yield dotted
+        return
+    for child in expression_children(node):
+        yield from dotted_names(child)

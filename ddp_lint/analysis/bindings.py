@@ -1,0 +1,482 @@
+"""Names and expressions: binding targets, resolving `a.b.c` to the objects it may be, and evaluating
+an expression to a `Value` (calls are analysis/effects.py's)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from .kwargs import key_of
+from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent
+from .blocks import expression_children
+from .names import dotted_name, dotted_names, operands
+from .heap import Binding, Callables, Env, Origin, Value, EMPTY, element_of, first_handle, handle_key, join_values, unique_holders, value_of
+from .flow import bound_keys
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
+             cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.BinaryOperation, cst.UnaryOperation)
+
+
+class BindingWalker:
+    """Names and expressions of `ScopeWalker` (analysis/walker.py)."""
+
+    def _note_rebuilt_everywhere(self, node: cst.CSTNode, start: Env) -> None:
+        """A holder that every arm rebinds away is superseded here, on every path (each arm's own
+        rebinding ends it only on that arm's path)."""
+        for key, binding in start.items():
+            if not binding.holders:
+                continue
+            now = self.env.get(key)
+            for holder in binding.holders:
+                if now is None or all(held is not holder for held in now.holders):
+                    self._emit(RebindEvent(self._site(node), holder, None))
+
+    def _only_when_absent(self, key: str, holder: HolderEvent) -> bool:
+        """Whether this path runs only when the handed optimizer is missing: under `if key is None:`,
+        `if not key:` or the `else` of `if key is not None:` / `if key:`."""
+        names = {key, holder.var}
+        for guard in self._guards:
+            for conjunct in operands(guard.test, cst.And) if guard.holds else (guard.test,):
+                absent, subject = _absence_test(conjunct)
+                if subject in names and absent == guard.holds:
+                    return True
+        return False
+
+    def _note_refusal(self, test: cst.BaseExpression) -> None:
+        """`if (A or B) and optimizer is not None: raise`: wherever the optimizer arrived, A and B are
+        false. Only that shape: one condition on the optimizer and one disjunction of plain flags."""
+        about, flags = [], []
+        for conjunct in operands(test, cst.And):
+            names = set(dotted_names(conjunct))
+            arrived = [a for a in self._arrivals
+                       if a.var in names or any(h is a for n in names if n in self.env for h in self.env[n].holders)]
+            if arrived:
+                about.extend(arrived)
+            else:
+                flags.append(conjunct)
+        if not about or len(flags) != 1:
+            return
+        disjuncts = [dotted_name(d) for d in operands(flags[0], cst.Or)]
+        if all(disjuncts):
+            for holder in about:
+                holder.refused_with = holder.refused_with | frozenset(disjuncts)
+
+    def _assign(self, key: str, binding: Binding) -> None:
+        self.env[key] = binding
+        if self.context:
+            self._rebound.add(key)  # from here the call's constant no longer decides a test of it
+        self._definitions.pop(key, None)
+        if self._writes:
+            self._writes[-1].add(key)  # the merge after the enclosing branch looks only at these
+
+    def _key_of(self, node: cst.BaseExpression) -> Optional[str]:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        parts = dotted.split(".")
+        if parts[0] == "self" and len(parts) == 2:
+            return dotted
+        return dotted if len(parts) == 1 else None
+
+    def _split(self, dotted: str) -> Tuple[str, Tuple[str, ...]]:
+        if "." not in dotted:
+            return dotted, ()
+        parts = dotted.split(".")
+        if parts[0] == "self" and len(parts) >= 2:
+            return "self." + parts[1], tuple(parts[2:])
+        return parts[0], tuple(parts[1:])
+
+    def _binding(self, key: str) -> Binding:
+        binding = self.env.get(key)
+        if binding is None:
+            handle = self._free.get(key)
+            if handle is None:
+                handle = self._free[key] = Handle(next(self.ids), (), key)
+                self.origins[handle.obj] = Origin("self" if key.startswith("self.") else "local", key)
+            binding = self.env[key] = Binding(handle)
+        return binding
+
+    def _resolve(self, dotted: str) -> Handle:
+        return self._resolve_all(dotted)[0]
+
+    def _resolve_all(self, dotted: str) -> Tuple[Handle, ...]:
+        """Every object `a.b.c` may be: one per object its root name may hold."""
+        key, rest = self._split(dotted)
+        binding = self._binding(key)
+        sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
+        base = binding.handle
+        if not binding.alts and not binding.element:
+            kept = self._instances[base.obj][1].get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
+            if kept:
+                # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`;
+                # it is also a part of the object that keeps it (a wrapper module's parameters are its
+                # children's: an optimizer on `wrapper.parameters()` holds `wrapper.head`'s)
+                return tuple(Handle(h.obj, h.sub + sub[1:], dotted) for h in kept) + (Handle(base.obj, base.sub + sub, dotted),)
+            return (base if not sub and base.text == dotted else Handle(base.obj, base.sub + sub, dotted),)
+        bases = (base,) + tuple(sorted(binding.alts - {base}, key=handle_key))
+        if binding.element:  # a loop's module is named as its container named it
+            return tuple(Handle(base.obj, base.sub + sub, ".".join((base.text,) + rest)) for base in bases)
+        return tuple(Handle(base.obj, base.sub + sub, dotted) for base in bases)
+
+    def _bind_target(self, target: cst.BaseExpression, value: Value, value_node: Optional[cst.BaseExpression] = None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [element.value for element in target.elements]
+            if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(elements):
+                values = [self._peek(element.value) for element in value_node.elements]
+            elif len(value.fields) == len(elements):
+                values = list(value.fields)  # a helper's tuple, a zip's item: position by position
+            else:
+                # `opt, sched = build(...)`: the first name gets the holder, each gets a new object;
+                # `for name, sub in net.named_modules()`: each may be one of the modules.
+                values = [
+                    Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
+                          handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
+                          element=value.element)
+                    for i in range(len(elements))
+                ]
+            for element, element_value in zip(elements, values):
+                self._bind_target(element, element_value)
+            return
+        if isinstance(target, cst.StarredElement):
+            return
+        if self._arrivals and _is_params_entry(target):
+            # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
+            # handed (Lightning's PR #11886 fix), so it owns the order
+            self._emit(ManagedEvent(self._site(value_node or target), self._arrivals, '["params"] ='))
+        key = self._key_of(target)
+        if key is None:
+            self._assign_attribute(target, value_node)
+            return
+        old = self.env.get(key)
+        if old is not None and isinstance(value_node, cst.Call) and key in dotted_names(value_node):
+            # `optimizer = Wrapper(optimizer)`, `type(optimizer)(...)` on what this function was handed: it
+            # owns that object's order from here (see HelperSummary.handled)
+            self._note_handled(self._site(value_node), (Value(handle=old.handle),))
+        if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
+            # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
+            self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
+                                      operation=value.copy_operation, rebinds_name=True))
+        if old is not None and value.holders:
+            for previous in old.holders:
+                if previous.arrives and self._only_when_absent(key, previous):
+                    continue  # `if self.optimizer is None: self.optimizer = ...`: the handed one is kept
+                if all(previous is not new for new in value.holders):
+                    self._emit(RebindEvent(self._site(value_node or target), previous, value.holder))
+        alts: FrozenSet[Handle] = frozenset()
+        if value.handle is not None and (not value.holders or value.contains):
+            # One of a container's modules keeps its own name (`net.backbone`, not the loop's `part`).
+            text = (lambda h: h.text) if value.element else (lambda h: key)
+            handle = Handle(value.handle.obj, value.handle.sub, text(value.handle))
+            alts = frozenset(Handle(h.obj, h.sub, text(h)) for h in value.alts)
+        else:
+            handle = Handle(next(self.ids), (), key)
+            self.origins[handle.obj] = Origin("local", key)
+            if _is_data(value_node, value):
+                self._data.add(handle.obj)
+            if value.leaf:
+                self._leaves.add(handle.obj)
+        for event in value.pending:
+            self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
+        if isinstance(value_node, cst.Call) and id(value_node) in self._built:
+            self._instances[handle.obj] = self._built.pop(id(value_node))
+        for holder in value.holders:
+            if holder.var is None:
+                holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
+        self._assign(key, Binding(handle, value.params, value.holders, value.xla, is_cpu_device(value_node), alts,
+                                  value.members, value.element and value.handle is not None, value.makes,
+                                  value.callables, value.device_of))
+        if (not self._branches and not self._loops and "." not in key
+                and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
+            self._definitions[key] = value_node
+
+    def _peek(self, node: cst.BaseExpression) -> Value:
+        """The value of one element of a tuple already evaluated as a whole (no new events)."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return EMPTY
+        handles = self._resolve_all(dotted)
+        binding = self.env.get(dotted)
+        if binding is not None:
+            return value_of(binding, handles)
+        return Value(handles[0], alts=frozenset(handles[1:]))
+
+    def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression]) -> None:
+        dotted = dotted_name(target)
+        if dotted is None or not isinstance(value_node, cst.Call):
+            return
+        callee = dotted_name(value_node.func)
+        if callee is None:
+            return
+        qualified = self.imports.qualify(callee)
+        terminal = qualified.rsplit(".", 1)[-1]
+        if self.catalog.call_placement(qualified) is not None:
+            return  # `model.features = DataParallel(model.features)`: the call is the placement, seen already
+        if (qualified.startswith(cat.MODULE_NAMESPACES[0]) or callee.startswith(cat.MODULE_NAMESPACES)) and terminal[:1].isupper():
+            for handle in self._resolve_all(dotted):
+                if handle.sub:
+                    label = f"submodule reassignment `{dotted} = {callee}(...)`"
+                    self._emit(PlacementEvent(self._site(target), handle, cat.REPLACE, label))
+
+    def _eval(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(node)
+            if dotted is not None:
+                if self._is_library_root(dotted.split(".", 1)[0]):
+                    return EMPTY
+                carried = self._carried_parameters(dotted) if self._instances else None
+                if carried:
+                    return Value(params=carried)
+                if (isinstance(node, cst.Attribute) and node.attr.value == cat.DEVICE_ATTRIBUTE
+                        and dotted not in self.env and not is_self_attribute(dotted)):
+                    # `batch.device`, `model.device`: where it is (`self.device` is an attribute instead)
+                    return Value(device_of=self._device_value(self._eval(node.value)))
+                handles = self._resolve_all(dotted)
+                binding = self.env.get(dotted) if "." not in dotted or dotted.startswith("self.") else None
+                if binding is not None and dotted.count(".") <= 1:
+                    value = value_of(binding, handles)
+                    if "." not in dotted and not value.callables and self._is_free(dotted):
+                        defined = self._defined_callables(dotted)
+                        if defined:  # most names are no class of this file: no copy of the value then
+                            value = dataclasses.replace(value, callables=defined)
+                    return value
+                return Value(handles[0], alts=frozenset(handles[1:]),
+                             callables=self._defined_callables(dotted) if "." not in dotted else frozenset())
+            if isinstance(node, cst.Attribute):
+                inner = self._eval(node.value)
+                if node.attr.value == cat.DEVICE_ATTRIBUTE:
+                    return Value(device_of=self._device_value(inner))  # `next(model.parameters()).device`
+                return Value(params=inner.params)
+        if isinstance(node, cst.Call):
+            return self._eval_call(node)
+        if isinstance(node, (cst.Lambda,)):
+            return EMPTY  # deferred code: its effects do not happen here
+        if isinstance(node, cst.Subscript):
+            return self._eval_subscript(node)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._eval_comprehension(node)
+        if isinstance(node, cst.IfExp):
+            self._eval(node.test)
+            return join_values([self._eval(node.body), self._eval(node.orelse)])
+        params: FrozenSet[Handle] = frozenset()
+        members: FrozenSet[Handle] = frozenset()
+        holders: List[HolderEvent] = []
+        xla = False
+        container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
+        positional = isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in node.elements)
+        fields = []
+        for child in expression_children(node):
+            value = self._eval(child)
+            params = params | value.params
+            xla = xla or value.xla
+            if container:
+                members = members | frozenset(value.handles) | value.members
+                holders.extend(value.holders)  # `{"deep": deep_opt, "wide": wide_opt}` holds both
+            if positional:
+                fields.append(value)
+        if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
+            xla = True
+        if positional and len(fields) != len(node.elements):
+            fields = []
+        callables = callables_in(node, self._defined_callables) if isinstance(node, cst.Dict) else frozenset()
+        return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables,
+                     holders=unique_holders(holders) if container else ())
+
+    def _eval_subscript(self, node: cst.Subscript) -> Value:
+        """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
+        keyed = self._kwarg(node)
+        if keyed is not None:
+            return keyed
+        table = dotted_name(node.value) or ""
+        if table.endswith(".__dict__") and cat.is_optimizer_module(self._qualify(table[: -len(".__dict__")])):
+            return Value(makes=cat.LAZY)  # `torch.optim.__dict__[cfg.name]`: an optimizer class
+        inner = self._eval(node.value)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self._eval(element.slice.value)
+        if inner.callables:
+            return Value(callables=_pick(inner.callables, node))
+        if inner.members:
+            return Value(first_handle(inner.members), params=inner.params, alts=inner.members)
+        if inner.handle is not None and not inner.holders:
+            return Value(inner.handle, params=inner.params, alts=inner.alts, device_of=inner.device_of)
+        return Value(params=inner.params, device_of=inner.device_of)  # `batch[:, 0]` is where `batch` is
+
+    def _eval_comprehension(self, node) -> Value:
+        """A comprehension's targets are bound only inside it; its result holds what its element holds."""
+        shadowed: Dict[str, Optional[Binding]] = {}
+        try:
+            clause = node.for_in
+            while clause is not None:
+                source = self._eval(clause.iter)
+                for key in bound_keys(clause.target):
+                    shadowed.setdefault(key, self.env.get(key))
+                self._bind_target(clause.target, element_of(source))
+                for condition in clause.ifs:
+                    self._eval(condition.test)
+                clause = clause.inner_for_in
+            parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+            element = join_values([self._eval(part) for part in parts])
+        finally:
+            for key, binding in shadowed.items():
+                if binding is None:
+                    self.env.pop(key, None)
+                else:
+                    self.env[key] = binding
+        return Value(params=element.params, members=frozenset(element.handles) | element.members, xla=element.xla)
+
+    def _eval_receiver(self, call: cst.Call, dotted: Optional[str]) -> Tuple[Value, Optional[str], bool]:
+        """(the value the called method is looked up on, the method's name, whether the call goes into
+        a library module: `torch.nn.utils.clip_grad_norm_(...)`)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return (EMPTY if isinstance(func, cst.Name) else self._eval(func)), None, False
+        method = func.attr.value
+        if method in cat.REGROUP_METHODS:
+            self.regroups = True
+        root = dotted.split(".", 1)[0] if dotted else None
+        if root is not None and self._is_library_root(root):
+            return EMPTY, method, True
+        receiver = self._eval(func.value)
+        if method in cat.REGROUP_METHODS and self._arrivals:
+            # the function points the optimizers it was handed at the parameters it has now; through
+            # whichever name (`for optim in ensure_tuple(optimizers)`), so all of them
+            self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
+        return receiver, method, False
+
+    def _is_library_root(self, root: str) -> bool:
+        """A name that means an imported module here: imported and not rebound, or `torch` itself,
+        which a star import re-exports without a visible import."""
+        return root not in self.env and (self.imports.binds(root) or root == cat.TORCH)
+
+    def _defined_callables(self, name: str) -> Callables:
+        """A name of this file's classes or functions, or of a module-level table of them, read where
+        nothing here rebinds it."""
+        if name in self.module_tables:
+            return self.module_tables[name]
+        for table in (self.constructors, self.helpers):
+            defines = getattr(table, "defines", None)
+            if defines is not None and defines(name):
+                return frozenset({(None, name)})
+        return frozenset()
+
+    def _is_free(self, name: str) -> bool:
+        """Never bound in this scope: a global, a builtin or a module imported where we cannot see."""
+        binding = self.env.get(name)
+        return binding is None or binding.handle is self._free.get(name)
+
+    def _qualify(self, dotted: str) -> str:
+        return self.imports.qualify(dotted)
+
+    def _carried_parameters(self, dotted: str) -> FrozenSet[Handle]:
+        """`mp.master_params` of an object built here whose constructor filled it with parameters."""
+        owner, _, attribute = dotted.rpartition(".")
+        binding = self.env.get(owner) if owner else None
+        instance = self._instances.get(binding.handle.obj) if binding is not None else None
+        return instance[5].get(f"self.{attribute}", frozenset()) if instance is not None else frozenset()
+
+    def _kwarg(self, node: cst.BaseExpression) -> Optional[Value]:
+        """What `kwargs["model"]` holds: the argument its callers pass as `model=` (while the name still
+        holds the parameter)."""
+        name = self._kwargs_name
+        key = key_of(node, name) if name is not None else None
+        binding = self._kwargs.get(key) if key is not None else None
+        if binding is None:
+            return None
+        whole = self.env.get(name)
+        origin = self.origins.get(whole.handle.obj) if whole is not None else None
+        if origin is not None and origin.kind != "param":
+            return None  # `kwargs = {...}` rebound it
+        return value_of(binding, (binding.handle,))
+
+    def _holds_data(self, key: str) -> bool:
+        binding = self.env.get(key)
+        return binding is not None and binding.handle.obj in self._data
+
+    def _is_holder_handle(self, handle: Handle) -> bool:
+        binding = self.env.get(handle.text)
+        return binding is not None and binding.holder is not None
+
+    def _forget_place(self, obj: int) -> None:
+        """After a move of an object, a device value read from it before names where it was, not where it
+        is: such values become unknown (never wrong)."""
+        for key, binding in list(self.env.items()):
+            if binding.device_of and (obj in binding.device_of or binding.handle.obj == obj):
+                self._assign(key, dataclasses.replace(binding, device_of=frozenset()))
+
+    def _held_holders(self) -> Tuple[HolderEvent, ...]:
+        """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""
+        held = [h for b in self.env.values() for h in b.holders] + list(self._arrivals)
+        return tuple({id(h): h for h in held}.values())
+
+
+def literal_key(node: cst.BaseExpression) -> Optional[str]:
+    """A registry key written as a plain string literal, or None."""
+    if isinstance(node, cst.SimpleString) and not any(p in node.prefix.lower() for p in "fb"):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None
+
+
+def callables_in(value: cst.BaseExpression, resolve: Callable[[str], Callables]) -> Callables:
+    """The classes or functions a name or a registry dict (`{"gpu": GpuPlacer, "cpu": CpuPlacer}`) holds,
+    under their keys; `resolve` says what a plain name is."""
+    if isinstance(value, cst.Dict):
+        pairs = set()
+        for element in value.elements:
+            name = dotted_name(element.value) if isinstance(element, cst.DictElement) else None
+            if name is not None and "." not in name:
+                pairs.update((literal_key(element.key), found) for _, found in resolve(name))
+        return frozenset(pairs)
+    name = dotted_name(value)
+    return resolve(name) if name is not None and "." not in name else frozenset()
+
+
+def _pick(callables: Callables, node: cst.Subscript) -> Callables:
+    """`PLACERS["cpu"]` is the one under that key; `PLACERS[cfg.name]` any of them."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    key = literal_key(index.value) if isinstance(index, cst.Index) else None
+    chosen = {(None, name) for k, name in callables if key is not None and k == key}
+    return frozenset(chosen or {(None, name) for _, name in callables})
+
+
+def is_self_attribute(dotted: str) -> bool:
+    return dotted.startswith("self.") and dotted.count(".") == 1
+
+
+def _is_data(node: Optional[cst.BaseExpression], value: Value) -> bool:
+    """A literal, or a container or sum built from nothing that holds a module or its parameters."""
+    return isinstance(node, _LITERALS) and not (value.params or value.members or value.holders or value.handle)
+
+
+def _is_params_entry(target: cst.BaseExpression) -> bool:
+    """`<anything>["params"]` as an assignment target."""
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    return (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+            and index.value.raw_value == "params")
+
+
+def is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return node.value.strip("'\"") == cat.CPU
+    if isinstance(node, cst.Call) and dotted_name(node.func) in cat.DEVICE_CONSTRUCTORS and len(node.args) == 1:
+        return is_cpu_device(node.args[0].value)
+    return False
+
+
+def _absence_test(test: cst.BaseExpression) -> Tuple[bool, Optional[str]]:
+    """(True, `x`) for `x is None` and `not x`; (False, `x`) for `x is not None` and a bare `x`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        absent, subject = _absence_test(test.expression)
+        return not absent, subject
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            if isinstance(target.operator, cst.Is):
+                return True, dotted_name(test.left)
+            if isinstance(target.operator, cst.IsNot):
+                return False, dotted_name(test.left)
+        return False, None
+    return False, dotted_name(test)

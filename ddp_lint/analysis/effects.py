@@ -1,0 +1,464 @@
+"""What a call does to the objects it is handed: library calls from the catalog (placements, holders,
+managed calls), methods of modules and tensors, and device values; calls of the project go to
+analysis/replay.py."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import FrozenSet, Iterator, Optional, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from .events import (
+    ANY_SUBMODULE,
+    DiscardedWrapperEvent,
+    ForwardEvent,
+    Handle,
+    ManagedEvent,
+    PlacementEvent,
+    StateEvent,
+)
+from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
+from .heap import Value, EMPTY, element_of
+from .bindings import is_cpu_device
+from .holders import MODEL_NAME
+
+# An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
+_PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
+# Builtins that hand on the modules of their first argument in another container.
+_PASS_THROUGH = frozenset({"enumerate", "list", "tuple", "reversed", "sorted", "iter", "filter", "set"})
+
+
+class EffectWalker:
+    """What calls do, for `ScopeWalker` (analysis/walker.py)."""
+
+    def _eval_call(self, call: cst.Call) -> Value:
+        func = call.func
+        dotted = dotted_name(func)
+        keyed = self._kwarg(call)
+        if keyed is not None:
+            return keyed  # `kwargs.get("model")`
+        receiver, method, library_call = self._eval_receiver(call, dotted)
+        if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
+            self._run_handlers(call, dotted.rpartition(".")[0], method)
+        first_event = len(self.scope.events)
+        args = [(arg, self._eval(arg.value)) for arg in call.args]
+        self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
+        arrived = tuple(h for _, value in args for h in value.holders if h.arrives)
+        if arrived and self._rebinds_passed_holder(call, arrived):
+            # `optimizer = OptimizerWrapper(optimizer)` in a function handed both: it owns the order
+            self._emit(ManagedEvent(self._site(call), arrived, f"{callee_name(func)}()"))
+        if dotted == "type" and len(args) == 1 and args[0][1].holders:
+            return Value(makes=args[0][1].holders[0].kind)  # `type(optimizer)(params, **optimizer.defaults)`
+        built = self._built_holder(call, dotted, receiver, args)
+        if built is not None:
+            return built
+        if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
+            self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
+        self._training_handoff(call, dotted, args)
+        qualified = self._qualify(dotted) if dotted else ""
+        xla = "xla_device" in qualified or any(value.xla for _, value in args)
+
+        if qualified:
+            result = self._library_effect(call, qualified, args, library_call or method is None)
+            if result is not None:
+                return result
+        if method is not None and not library_call and dotted and self._defines_method(receiver, method, dotted):
+            # `session.cuda()` on an object of this file's class that defines `cuda()` itself: its own
+            # method, not torch's (methods resolve by the receiver's class)
+            result = self._helper_effect(call, dotted, args)
+            if result is not None:
+                return result
+        elif method is not None and not library_call:
+            result = self._method_effect(call, method, receiver, args)
+            if result is not None:
+                return result
+        if dotted:
+            result = self._helper_effect(call, dotted, args)
+            if result is not None and not result.holders and result.contains:
+                # a project class that builds no holder its summary shows, named as an optimizer
+                # (`QAdamOptimizer(model.parameters())`): the object is that optimizer
+                generic = self._generic_holder(call, dotted, receiver, args)
+                if generic is not None and generic.holders:
+                    return generic
+            if result is not None:
+                return result
+            # `self.placer_class(net)`, `PLACER(net)`: a value that is one of this file's classes
+            result = self._call_callables(call, frozenset(c for c in self._eval(func).callables if c[1] != dotted), args)
+            if result is not None:
+                return result
+            result = self._generic_holder(call, dotted, receiver, args)
+            if result is not None:
+                return result
+        elif receiver.callables and not isinstance(func, cst.Attribute):
+            # `PLACERS[cfg.placement](net)`: each class the registry may give
+            result = self._call_callables(call, receiver.callables, args)
+            if result is not None:
+                return result
+        elif _is_super_call(func):
+            # `super().setup(trainer)`: the base class's method runs on this object
+            result = self._helper_effect(call, f"self.{func.attr.value}", args, inherited=True)
+            if result is not None:
+                return result
+        if dotted is None:
+            result = self._built_by_use(call, args)
+            if result is not None:
+                return result
+        return self._container_value(dotted, qualified, receiver, args, xla)
+
+    def _container_value(self, dotted: Optional[str], qualified: str, receiver: Value, args, xla: bool) -> Value:
+        """What a call the summaries do not know returns: a module container, a builtin that passes its
+        items through (`list`, `zip`, `enumerate`), or something that carries the parameters handed in."""
+        if qualified in cat.MODULE_CONTAINERS:
+            # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
+            return Value(members=frozenset().union(*(frozenset(value.handles) | value.members for _, value in args)))
+        if dotted in ("zip", "enumerate") and self._is_free(dotted) and args and not any(arg.star for arg, _ in args):
+            # `for i, (block, lr) in enumerate(zip(net.blocks, lrs))`: each item is a tuple whose
+            # positions are items of the sources
+            sources = [value for arg, value in args if arg.keyword is None]
+            items = (EMPTY, element_of(sources[0])) if dotted == "enumerate" else tuple(map(element_of, sources))
+            return Value(params=frozenset().union(*(value.params for _, value in args)),
+                         members=sources[0].members | frozenset(sources[0].handles) if dotted == "enumerate" else frozenset(),
+                         items=items)
+        if dotted in _PASS_THROUGH and args:
+            # `enumerate(parts)`, `list(net.children())`: the same modules, in another container.
+            inner = args[-1][1] if dotted == "filter" else args[0][1]
+            return Value(params=frozenset().union(*(value.params for _, value in args)),
+                         members=inner.members | frozenset(inner.handles))
+        params = receiver.params.union(*(value.params for _, value in args))
+        if dotted and _PARAM_COLLECTOR.search(dotted.rsplit(".", 1)[-1]):
+            # `param_groups(model, args.wd)`: the model, not the settings handed along with it
+            given = {h for _, value in args for h in value.handles if not cat.is_config_root(h.text.split(".", 1)[0])}
+            given |= set(receiver.handles)
+            params = params | frozenset({h for h in given if MODEL_NAME.search(h.text)} or given)
+        return Value(params=params, xla=xla)
+
+    def _training_handoff(self, call: cst.Call, dotted: Optional[str], args) -> None:
+        """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
+        through that module (a call handed only the module may just log or save it). Calls that
+        manage the pair themselves (`accelerator.prepare`) are not training."""
+        if not any(value.holders for _, value in args):
+            return
+        if dotted is not None and self.catalog.is_managed(self._qualify(dotted) or dotted):
+            return
+        for arg, value in args:
+            name = dotted_name(arg.value)
+            if not value.holders and value.handle is not None and name is not None and name in self.env:
+                self._emit(ForwardEvent(self._site(call), value.handle))
+
+    def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool) -> Optional[Value]:
+        kind = self.catalog.holder_kind(qualified) if is_function or "." in qualified else None
+        terminal = qualified.rsplit(".", 1)[-1]
+        # `bnb.optim.AdamW8bit(...)` through a module we did not see imported: a free root, a class name
+        is_function = is_function or (terminal[:1].isupper() and self._is_free(qualified.split(".", 1)[0]))
+        if kind is not None and is_function:
+            value = self._holder(call, kind, terminal, args, copies=terminal in cat.COPYING_HOLDERS)
+            if qualified in cat.CONTAINING_HOLDERS and args and args[0][1].handle is not None:
+                model = args[0][1]
+                return Value(model.handle, holders=value.holders, alts=model.alts, contains=True)
+            return value
+        if qualified in ("copy.deepcopy",) and args:
+            return Value(copy_of=args[0][1].handle)
+        if is_function and (qualified in cat.PARAMETER_CLASSES or (qualified in cat.TENSOR_FACTORIES and keyword_is_true(call, cat.REQUIRES_GRAD))):
+            return Value(leaf=True)
+        keyword = cat.DEVICE_KEYWORD_MOVES.get(qualified)
+        if keyword is not None and args and _keyword_given(call, keyword) and not self._all_cpu(call, keyword):
+            site = self._site(call)
+            for handle in args[0][1].handles:
+                self._emit(PlacementEvent(site, handle, cat.MOVE, f"{terminal}(..., {keyword}=...)", operation=terminal))
+        if is_function and self.catalog.is_managed(qualified) and "." in qualified:
+            held = tuple(holder for _, value in args for holder in value.holders)
+            self._note_handled(self._site(call), (value for _, value in args))
+            if held:
+                self._emit(ManagedEvent(self._site(call), held, qualified))
+                return Value()
+        placement = self.catalog.call_placement(qualified) if is_function else None
+        if placement is not None and args and args[0][1].handle is None and not args[0][1].holders:
+            # `auto_model(resnet18())`: placed before it has a name, like `Net().cuda()`
+            kind, unknown = _call_placement_kind(placement, call)
+            event = PlacementEvent(self._site(call), Handle(-1, (), ""), kind, placement.label,
+                                   placement.sync_wrapper, placement.ddp, operation=placement.label,
+                                   unknown_keyword=unknown)
+            return Value(pending=args[0][1].pending + (event,))
+        if placement is not None and args and args[0][1].handle is not None:
+            target = args[0][1]
+            held = tuple(holder for _, value in args[1:] for holder in value.holders)
+            if held:  # `ShardedDDP(model, optimizer)`: handed both, it remaps the optimizer itself
+                self._emit(ManagedEvent(self._site(call), held, qualified))
+                return Value(handle=target.handle, alts=target.alts)
+            kind, unknown = _call_placement_kind(placement, call)
+            site = self._site(call)
+            for handle in target.handles:
+                self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
+                                          operation=placement.label, unknown_keyword=unknown))
+            return Value(handle=target.handle, alts=target.alts)
+        return None
+
+    def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
+        handle = receiver.handle
+        if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holders:
+            # `Net().to(device)`, `batch.get().to(device)`: placed before it has a name, and then there
+            device = self._device_argument(call, args) if method == cat.DEVICE_MOVE else frozenset()
+            kind, label, argument = _classify_method_placement(method, cat.METHOD_PLACEMENTS[method], call, args)
+            if kind is None:
+                return Value(pending=receiver.pending, device_of=device)
+            placeholder = Handle(-1, (), "")
+            event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method,
+                                   device_of=device)
+            return Value(pending=receiver.pending + (event,), device_of=device)
+        if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
+            origin = self.origins.get(handle.obj)
+            if origin is not None and origin.kind == "param":
+                self.argument_state_calls.append((origin, method, next(self.order)))  # for its callers
+        if method in cat.STATE_METHODS and receiver.holders:
+            site = self._site(call)
+            for holder in receiver.holders:
+                self._emit(StateEvent(site, holder, method))
+            return EMPTY
+        if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
+            if not self._silent:
+                self.state_calls.append((handle.text, method))  # a method's effect on `self.optimizer`, for its callers
+        if handle is None:
+            return None
+        if method in cat.COLLECTING_METHODS:
+            # `decay.append(p)` for `p` of `named_parameters()`: p carries the model's parameters, it is no module
+            collected = frozenset().union(*(value.params or frozenset(value.handles) for _, value in args)) if args else frozenset()
+            members = frozenset().union(*(value.members | frozenset(value.handles) for _, value in args)) if args else frozenset()
+            key = handle.text
+            if key in self.env and collected and not handle.sub:
+                binding = self.env[key]
+                self._assign(key, dataclasses.replace(binding, params=binding.params | collected,
+                                                      members=binding.members | members))
+            return EMPTY
+        if method in cat.PARAMETER_METHODS:
+            return Value(params=frozenset(receiver.handles))
+        if method in ("values", "items") and receiver.members:
+            return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
+        if method in cat.MODULE_ITERATORS:
+            return Value(members=frozenset(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in receiver.handles))
+        replacing = cat.KEYWORD_REPLACEMENTS.get(method)
+        if replacing is not None and keyword_is_true(call, replacing[0]):
+            site = self._site(call)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, cat.REPLACE, replacing[1]))
+            return EMPTY
+        placement = cat.METHOD_PLACEMENTS.get(method)
+        if placement is not None:
+            return self._placed_by_method(call, method, placement, receiver, args)
+        if method in cat.HOME_METHODS and not call.args:
+            site = self._site(call)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, cat.HOME, ".cpu()", operation=method))
+        if method in cat.SELF_RETURNING_METHODS:
+            return Value(handle=handle, alts=receiver.alts)
+        return None
+
+    def _placed_by_method(self, call: cst.Call, method: str, placement: cat.Placement, receiver: Value,
+                          args) -> Value:
+        """`model.to(device)`, `net.half()`: a move or cast of the module, of the modules it keeps, and of
+        a container's members; a tensor's `.to()` is a new tensor instead."""
+        handle = receiver.handle
+        if handle.obj in self._leaves and method in cat.TENSOR_COPY_METHODS:
+            # A tensor's `.to()` is a new tensor; bound back to its name, the optimizer keeps the old one.
+            kind, label, _ = _classify_method_placement(method, placement, call, args)
+            if kind is not None:
+                return Value(copy_of=handle, copy_label=label, copy_operation=cat.TENSOR_COPY)
+            return Value(handle=handle, alts=receiver.alts)
+        device = self._device_argument(call, args) if method == cat.DEVICE_MOVE else frozenset()
+        same = Value(handle=handle, alts=receiver.alts, device_of=device)
+        if method == cat.FLOAT32_CAST and self._undo_cast(call):
+            return same  # `model.half().float()`: a round trip that leaves float32
+        kind, label, argument = _classify_method_placement(method, placement, call, args)
+        if kind == cat.MOVE and method == cat.DEVICE_MOVE and (self._all_cpu(call) or self._moves_nothing(receiver, device)):
+            kind = None
+        if kind in (cat.MOVE, cat.CAST) and self._one_class_of_submodules(call.func):
+            kind = None
+        if kind is not None:
+            if self.overwrite_flag and kind in (cat.MOVE, cat.CAST, cat.LAYOUT):
+                kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
+            site = self._site(call)
+            carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
+            for each in receiver.handles:
+                self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
+                                          carriers=carriers, device_of=device))
+            # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
+            # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
+            whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"
+            own = {h.obj for h in receiver.handles}
+            members = tuple(m for m in receiver.members if m.obj not in own)
+            for each in self._children(call.func.value, receiver, method) + members:
+                self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
+                                          carriers=carriers))
+        return same
+
+    def _children(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
+        """The modules kept in the receiver's attributes as separate objects (`self.G = Generator()`,
+        `self.model = model`): a module's move or cast moves its whole subtree, so `self.cuda()` in a
+        module's own method moves `self.G`. Plain tensors kept in attributes are not moved, and a class
+        that defines the method itself (a plain class's own `to()`) is not a module being moved."""
+        kept = self._kept_by_instance(node, receiver, method)
+        key = dotted_name(node)
+        if key is None or not receiver.handles:
+            return kept
+        defines = getattr(self.method_helpers, "defines", None)
+        if key == "self" and defines is not None and defines(method):
+            return ()
+        own = {h.obj for h in receiver.handles}
+        prefix = key + "."
+        children = []
+        for name, binding in self.env.items():
+            child = binding.handle
+            if (name.startswith(prefix) and child.obj not in own and binding.holder is None
+                    and child.obj not in self._data and child.obj not in self._leaves):
+                children.append(Handle(child.obj, child.sub, name))
+        return kept + tuple(c for c in children if all(c.obj != k.obj for k in kept))
+
+    def _kept_by_instance(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
+        """The modules an object built here from a summarised class keeps from its constructor's
+        arguments (`Wrapper(gen)` whose `__init__` does `self.gen = gen`): its children, moved with
+        it, unless its class has a method of that name of its own."""
+        instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
+        if instance is None or instance[0](method) is not None:
+            return ()
+        own = {h.obj for h in receiver.handles}
+        return tuple(dict.fromkeys(
+            h for handles in instance[1].values() for h in handles
+            if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
+
+    def _device_value(self, value: Value) -> FrozenSet[int]:
+        """Where a value's tensors are, as a device value: its own device value, else the objects whose
+        parameters it carries, else the objects it is (a device held by a name is that name's value)."""
+        if value.device_of:
+            return value.device_of
+        if value.params:
+            return frozenset(h.obj for h in value.params)
+        return frozenset(h.obj for h in value.handles)
+
+    def _device_argument(self, call: cst.Call, args) -> FrozenSet[int]:
+        """The device value `.to()` is handed (first positional, or `device=`); empty when unknown."""
+        for arg, value in args:
+            if (arg.keyword is None and not arg.star) or (arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD):
+                return self._device_value(value)
+        return frozenset()
+
+    def _moves_nothing(self, receiver: Value, device: FrozenSet[int]) -> bool:
+        """`model.to(next(model.parameters()).device)`: to the place the object already is."""
+        return bool(device) and bool(receiver.handles) and device == self._device_value(receiver)
+
+    def _all_cpu(self, call: cst.Call, keyword: Optional[str] = None) -> bool:
+        """`.to(device)` where every device argument is the CPU: spelled so, or a name bound to it on
+        every path. With `keyword`, only that argument says where the call moves the model."""
+        chosen = [arg.value for arg in call.args
+                  if (arg.keyword is None and keyword is None) or (arg.keyword is not None and arg.keyword.value == (keyword or cat.DEVICE_KEYWORD))]
+        return bool(chosen) and all(self._is_cpu(value) for value in chosen)
+
+    def _one_class_of_submodules(self, func: cst.BaseExpression) -> bool:
+        """`for m in model.modules(): if isinstance(m, Preprocessor): m.to(device)`: a move of the
+        submodules of one class, whose parameters (often none) we cannot see, is no move of the model."""
+        name = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        binding = self.env.get(name) if name else None
+        if binding is None or not binding.element or binding.handle.sub[-1:] != (ANY_SUBMODULE,):
+            return False
+        if any(_filters_by_class(loop, name) for loop in self._chain if isinstance(loop, cst.For)):
+            return True  # `for metric in (m for m in model.modules() if isinstance(m, Metric))`
+        return any(guard.holds and _is_isinstance_check(guard.test, name) for guard in self._guards)
+
+    def _is_cpu(self, node: cst.BaseExpression) -> bool:
+        if is_cpu_device(node):
+            return True
+        name = dotted_name(node)
+        binding = self.env.get(name) if name else None
+        return binding is not None and binding.cpu
+
+    def _undo_cast(self, call: cst.Call) -> bool:
+        inner = call.func.value if isinstance(call.func, cst.Attribute) else None
+        events = self.scope.events
+        undone = False
+        while events and isinstance(events[-1], PlacementEvent) and events[-1].site.node is inner and events[-1].kind == cat.CAST:
+            events.pop()
+            undone = True
+        return undone
+
+    def _enter_manager(self, manager: cst.BaseExpression) -> bool:
+        """`with <re-points the optimizers>():`: the holders held here are managed from now on; whether
+        the placements inside it are made in step with them."""
+        if not (isinstance(manager, cst.Call) and cat.syncs_optimizer(callee_name(manager.func))):
+            return False
+        held = self._held_holders()
+        if held:
+            self._emit(ManagedEvent(self._site(manager), held, f"{callee_name(manager.func)}()"))
+        return True
+
+    def _check_discarded(self, node: cst.BaseExpression, value: Value) -> None:
+        if not isinstance(node, cst.Call):
+            return
+        dotted = dotted_name(node.func)
+        if not dotted:
+            return
+        placement = self.catalog.call_placement(self._qualify(dotted))
+        if placement is not None and placement.sync_wrapper:
+            self._emit(DiscardedWrapperEvent(self._site(node), value.handle, placement.label))
+
+
+def _is_super_call(func: cst.BaseExpression) -> bool:
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
+
+
+def _filters_by_class(loop: cst.For, name: str) -> bool:
+    """`for name in (m for m in x.modules() if isinstance(m, Metric))`: the loop walks the submodules
+    of one class, picked by the comprehension it iterates."""
+    if not (isinstance(loop.target, cst.Name) and loop.target.value == name):
+        return False
+    source = loop.iter
+    if not isinstance(source, (cst.GeneratorExp, cst.ListComp, cst.SetComp)) or source.for_in.inner_for_in is not None:
+        return False
+    element = dotted_name(source.elt)
+    return element is not None and dotted_name(source.for_in.target) == element and any(
+        _is_isinstance_check(condition.test, element) for condition in source.for_in.ifs)
+
+
+def _is_isinstance_check(test: cst.BaseExpression, name: str) -> bool:
+    if isinstance(test, cst.BooleanOperation):
+        return _is_isinstance_check(test.left, name) or _is_isinstance_check(test.right, name)
+    return (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and bool(test.args)
+            and dotted_name(test.args[0].value) == name)
+
+
+def _true_keywords(call: cst.Call) -> Iterator[str]:
+    return (arg.keyword.value for arg in call.args
+            if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True")
+
+
+def _call_placement_kind(placement: cat.Placement, call: cst.Call) -> Tuple[str, str]:
+    """The kind of a placement call, and the deciding keyword when the call hides it."""
+    kind = placement.kind_given(_true_keywords(call))
+    if kind == cat.REPLACE and placement.orig_params_kw and _keyword_unknown(call, placement.orig_params_kw):
+        # precision first: `FSDP(m, **kwargs)` may well set `use_orig_params=True` (Lightning does)
+        return cat.FSDP_ORIG, placement.orig_params_kw
+    return kind, ""
+
+
+def _keyword_unknown(call: cst.Call, keyword: str) -> bool:
+    """The keyword is set to something other than a literal, or may come from a `**` splat."""
+    for arg in call.args:
+        if arg.star == "**" and not isinstance(arg.value, cst.Dict):
+            return True
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+    return False
+
+
+def _keyword_given(call: cst.Call, keyword: str) -> bool:
+    return any(
+        arg.keyword is not None and arg.keyword.value == keyword and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+        for arg in call.args
+    )
+
+
+def _classify_method_placement(method: str, placement: cat.Placement, call: cst.Call, args) -> Tuple[Optional[str], str, str]:
+    """The catalog's argument rules, given the call's argument texts."""
+    arguments = [(arg.keyword.value if arg.keyword is not None else None, plain_text(arg.value), value.xla)
+                 for arg, value in args]
+    return cat.classify_method_placement(method, placement, arguments)

@@ -1,0 +1,175 @@
+"""The abstract objects the walk binds names to: what a name may hold (`Binding`), what an expression
+evaluates to (`Value`), where an object id came from (`Origin`), and how the values of several paths join.
+
+Generic over PyTorch: objects are ids with parameter sets, members, fields and holders; what makes them
+modules or optimizers is the effects' business (analysis/effects.py, analysis/holders.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from .events import Handle, HolderEvent, PlacementEvent
+
+if TYPE_CHECKING:  # a summary holds values; a value names the summaries of its class
+    from .summary import HelperSummary  # noqa: F401
+
+Env = Dict[str, "Binding"]
+Arm = Tuple[int, int]
+Callables = FrozenSet[Tuple[Optional[str], str]]
+# An object built from a summarised class: (its method summaries, what its attributes hold, the holders
+# handed to its constructor, where its class's statements are when another module defines it)
+Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
+                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str,  # ..., its class's name,
+                 Dict[str, FrozenSet["Handle"]]]  # and the attributes that carry the arguments' parameters
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an object id came from, so a helper's events can be replayed at its call sites."""
+
+    kind: str  # "param", "self" or "local"
+    key: str
+    index: int = -1
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What one name may hold where the walk is. Never changed in place: an arm's copy of the
+    environment shares bindings with the others until it rebinds them."""
+
+    handle: Handle
+    params: FrozenSet[Handle] = frozenset()
+    holders: Tuple[HolderEvent, ...] = ()
+    xla: bool = False
+    cpu: bool = False  # `device = torch.device("cpu")` on every path: moving there is a no-op
+    alts: FrozenSet[Handle] = frozenset()  # the other objects it holds on other paths
+    members: FrozenSet[Handle] = frozenset()  # the modules a list, tuple or ModuleList of it holds
+    element: bool = False  # bound by a loop or comprehension to one of a container's modules
+    makes: Optional[str] = None  # holds an optimizer class or partial: calling it builds a holder
+    callables: Callables = frozenset()  # the classes or functions of this file it may be (see Value)
+    device_of: FrozenSet[int] = frozenset()  # see Value
+
+    @property
+    def holder(self) -> Optional[HolderEvent]:
+        return self.holders[0] if self.holders else None
+
+
+@dataclass
+class Value:
+    handle: Optional[Handle] = None
+    params: FrozenSet[Handle] = frozenset()
+    holders: Tuple[HolderEvent, ...] = ()
+    xla: bool = False
+    copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`, or `x.to(device)` of a tensor `x`
+    copy_label: str = "copy.deepcopy()"
+    copy_operation: str = ""  # cat.TENSOR_COPY for a tensor's `.to()`
+    leaf: bool = False  # a tensor made to be trained on its own (`torch.zeros(1, requires_grad=True)`)
+    # Placements applied to a new object before it has a name (`model = Net().to(device)`).
+    pending: Tuple[PlacementEvent, ...] = ()
+    alts: FrozenSet[Handle] = frozenset()
+    members: FrozenSet[Handle] = frozenset()
+    contains: bool = False  # a holder that keeps `handle` as a submodule (`EMA(model)`)
+    element: bool = False  # one of a container's modules, bound by a loop or comprehension
+    makes: Optional[str] = None  # a callable that builds a holder of this kind (`getattr(torch.optim, name)`)
+    # A tuple or list of known length: what each position holds (`return optimizer, scheduler`), so that
+    # `opt, sched = build(model)` gives each name its own object.
+    fields: Tuple["Value", ...] = ()
+    items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
+    # A class or function of this file as a value (`placer_class=DevicePlacer`, a registry dict
+    # `{"gpu": GpuPlacer, "cpu": CpuPlacer}`): (the constant key it sits under, or None; its name).
+    # Calling the value calls each one it may be.
+    callables: Callables = frozenset()
+    # A device value: the device where these objects' tensors are (`next(model.parameters()).device`,
+    # a batch sent there, its `.device`). One object: a move of that object there moves nothing.
+    device_of: FrozenSet[int] = frozenset()
+
+    @property
+    def holder(self) -> Optional[HolderEvent]:
+        return self.holders[0] if self.holders else None
+
+    @property
+    def handles(self) -> Tuple[Handle, ...]:
+        """Every object it may be, the primary one first."""
+        if self.handle is None:
+            return ()
+        return (self.handle,) + tuple(sorted(self.alts - {self.handle}, key=handle_key))
+
+
+EMPTY = Value()
+
+
+def handle_key(handle: Handle) -> Tuple[int, Tuple[str, ...]]:
+    return handle.obj, handle.sub
+
+
+def first_handle(handles: FrozenSet[Handle]) -> Optional[Handle]:
+    return min(handles, key=handle_key) if handles else None
+
+
+def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
+    return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
+                 members=binding.members, makes=binding.makes, callables=binding.callables,
+                 device_of=binding.device_of)
+
+
+def element_of(source: Value) -> Value:
+    """What a loop over `source` binds its target to: one of the modules it holds (`for part in
+    [net.a, net.b]`, `for sub in net.modules()`, `for block in net.blocks`), or, for a loop over
+    parameters, something that carries them but is no module."""
+    if source.items:
+        return Value(params=source.params, fields=source.items)
+    if source.members:
+        return Value(first_handle(source.members), params=source.params, alts=source.members, element=True)
+    if source.handle is not None and not source.holders:
+        return Value(source.handle, params=source.params, alts=source.alts)
+    return Value(params=source.params)
+
+
+def unique_holders(holders: Iterable[HolderEvent]) -> Tuple[HolderEvent, ...]:
+    found: List[HolderEvent] = []
+    for holder in holders:
+        if all(holder is not other for other in found):
+            found.append(holder)
+    return tuple(found)
+
+
+def join_values(values: Sequence[Value]) -> Value:
+    handles = [h for value in values for h in value.handles]
+    return Value(
+        handles[0] if handles else None,
+        params=frozenset().union(*(value.params for value in values)),
+        holders=unique_holders(h for value in values for h in value.holders),
+        xla=any(value.xla for value in values),
+        alts=frozenset(handles[1:]),
+        members=frozenset().union(*(value.members for value in values)),
+        device_of=_same_device(value.device_of for value in values),
+    )
+
+
+def join_bindings(bindings: Sequence[Binding]) -> Binding:
+    first = bindings[0]
+    seen = {}
+    for binding in bindings:
+        for handle in (binding.handle, *binding.alts):
+            seen.setdefault(handle_key(handle), handle)
+    others = frozenset(h for key, h in seen.items() if key != handle_key(first.handle))
+    return Binding(
+        first.handle,
+        params=frozenset().union(*(b.params for b in bindings)),
+        holders=unique_holders(h for b in bindings for h in b.holders),
+        xla=any(b.xla for b in bindings),
+        cpu=all(b.cpu for b in bindings),
+        alts=others,
+        members=frozenset().union(*(b.members for b in bindings)),
+        callables=frozenset().union(*(b.callables for b in bindings)),
+        device_of=_same_device(b.device_of for b in bindings),
+    )
+
+
+def _same_device(devices: Iterable[FrozenSet[int]]) -> FrozenSet[int]:
+    """A device value known on every path, the same on each; else unknown."""
+    known = set(devices)
+    return known.pop() if len(known) == 1 else frozenset()

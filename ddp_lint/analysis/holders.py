@@ -1,0 +1,315 @@
+"""Holders: where an optimizer (or another parameter holder) is built, by a known class, a factory, or
+a call whose result is used as one (types from use), and where one arrives built in a parameter."""
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from .events import Handle, HolderEvent, Site
+from .names import callee_name, dotted_name, keyword_is_true, plain_text
+from .uses import OPTIMIZER_KEYWORD, use_key
+from .heap import Binding, Value, EMPTY
+from .bindings import is_self_attribute
+
+# Among several arguments of an optimizer factory, these name the module; the others are settings.
+MODEL_NAME = re.compile(r"model|net|module|encoder|decoder|backbone", re.IGNORECASE)
+# An argument named like an optimizer: a call handed one uses it rather than builds one.
+_OPTIMIZER_ARGUMENT = re.compile(r"(?:^|[._])(?:optim|optimizer|optimizers|opt)$", re.IGNORECASE)
+_ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|modules?|backbones?|generators?"
+                         r"|discriminators?|polic(?:y|ies)")
+
+
+class HolderWalker:
+    """Where `ScopeWalker` (analysis/walker.py) finds a holder built or handed in."""
+
+    def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str],
+                           is_method: bool = False) -> None:
+        optimizers, models = [], []
+        annotated_only: List[Handle] = []  # modules by their annotation, not named as a model (`loss_fn`)
+        names: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []  # walked only when a parameter needs it
+        for param, handle in bound:
+            annotation = plain_text(param.annotation.annotation) if param.annotation is not None else ""
+            string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+            # an annotation says what the parameter is; the file's uses speak only for one without
+            if cat.receives_optimizer(param.name.value, annotation, string_default) or (
+                    not annotation and self._used_as_optimizer_alone(param.name.value)):
+                if not names:
+                    names.append(_called_and_kept_names(function))
+                called, kept = names[0]
+                if param.name.value in called:
+                    continue  # the body calls it: a factory (`optimizer(self.model.parameters())`), built later
+                if not annotation and param.name.value not in kept and not self._named_optimizer_is_used(param.name.value):
+                    continue  # only its name says optimizer, nothing in the file uses it as one, nor keeps it
+                optimizers.append((param.name.value, handle))
+            elif cat.receives_model(param.name.value, annotation):
+                models.append(handle)
+                if annotation and not cat.receives_model(param.name.value):
+                    annotated_only.append(handle)
+        # `q_func1_optimizer` beside a `q_func1` parameter: the optimizer's name names the module it
+        # holds, though nothing else says that parameter is a module
+        by_name = {param.name.value.lower(): handle for param, handle in bound}
+        for name, _ in optimizers:
+            named = by_name.get(_qualifier(name))
+            if named is not None and named not in models and all(named is not h for _, h in optimizers):
+                models.append(named)
+        if optimizers and not models and is_method:
+            # `def train(self, optimizer, loader)` of an object that keeps its model (`self.model`): the
+            # optimizer handed to the object's method trains the modules the object keeps
+            models = self._kept_modules()
+        if not optimizers or not models:
+            return
+        for name, handle in optimizers:
+            # `sharded_optimizer` with `org_model` and `sharded_model`, `optimizer_g` with `net_g`: the
+            # model its name pairs it with; any of them when none pairs
+            own = _qualifier(name)
+            paired = [m for m in models if own and _qualifier(m.text) == own]
+            if not paired and annotated_only and len(annotated_only) < len(models):
+                # `train(model: nn.Module, loss_fn: nn.Module, optimizer: Optimizer)`: the module named
+                # as the model is what the optimizer trains, not the loss annotated as a module too
+                paired = [m for m in models if all(m is not a for a in annotated_only)]
+            event = HolderEvent(Site(next(self.order), function, (function,)), cat.LAZY, "parameter",
+                                frozenset(paired or models), var=name, arrives=label, arrives_key=key)
+            self._emit(event)
+            self._assign(name, Binding(handle, holders=(event,)))
+            self._arrivals += (event,)
+
+    def _kept_modules(self) -> List[Handle]:
+        """The modules this object keeps under a model's name (`self.model`, `self.model_S`), as its
+        constructor and earlier methods left them."""
+        return [binding.handle for key, binding in self.env.items()
+                if is_self_attribute(key) and cat.receives_model(key[5:].lstrip("_")) and not binding.holders
+                and binding.handle.obj not in self._data and binding.handle.obj not in self._leaves]
+
+    def _used_as_optimizer_alone(self, name: str) -> bool:
+        """Types from use: a parameter of any name is an optimizer when the file uses it as nothing else
+        is used (`updater.zero_grad()` and `updater.step()`; analysis/uses.py)."""
+        return self.optimizer_uses is not None and use_key(name) in self.optimizer_uses().alone
+
+    def _named_optimizer_is_used(self, name: str) -> bool:
+        """Types from use, on the callee side: a parameter known as an optimizer by its name alone is
+        one when the file uses that name (or the attribute it is kept in) as an optimizer."""
+        return self.optimizer_uses is None or use_key(name) in self.optimizer_uses().names
+
+    def _built_holder(self, call: cst.Call, dotted: Optional[str], receiver: Value, args) -> Optional[Value]:
+        """A call that builds an optimizer (or another holder): a known class or factory, or a callable
+        that makes one (`getattr(torch.optim, name)`, `type(optimizer)`)."""
+        maker = self._optimizer_class(call, dotted, args) or receiver.makes
+        if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
+            maker = self.env[dotted].makes
+        if maker is None:
+            return None
+        if dotted in cat.CLASS_HANDING_CALLS:
+            return Value(makes=maker)
+        if dotted:
+            label = f"{dotted}()"
+        elif isinstance(call.func, cst.Subscript):
+            label = f"{callee_name(call.func)}[...]()"  # `torch.optim.__dict__[name](...)`
+        else:
+            label = f"{callee_name(call.func)}()"
+        return self._holder(call, maker, label, args)
+
+    def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
+        """`getattr(torch.optim, name)` and `partial(torch.optim.AdamW, lr=...)` are optimizer classes."""
+        if dotted not in cat.CLASS_HANDING_CALLS or not call.args:
+            return None
+        first = dotted_name(call.args[0].value)
+        if first is None:
+            return None
+        qualified = self._qualify(first)
+        if dotted == "getattr":
+            return cat.LAZY if cat.is_optimizer_module(qualified) else None
+        return self.catalog.holder_kind(qualified)
+
+    def _generic_holder(self, call: cst.Call, dotted: str, receiver: Value, args) -> Optional[Value]:
+        terminal = dotted.rsplit(".", 1)[-1]
+        if self._in_test:
+            return None
+        if any(self._hands_optimizer(arg) for arg, _ in args):
+            return None  # handed an optimizer (`self._mse_optimizer(batch, critic, critic_optim)`): it uses one
+        if not cat.is_generic_holder_name(terminal):
+            qualified = self._qualify(dotted)
+            if qualified in self.catalog.holders:
+                return self._holder(call, self.catalog.holders[qualified], terminal, args)
+            if receiver.holders or not self._builds_from_config(call, dotted):
+                return self._built_by_use(call, args) if not receiver.holders else None
+            receiver = EMPTY  # a config or builder object, not the model
+        elif (cat.HOLDER_TERMINALS.get(terminal) != cat.FACTORY and not any(value.params for _, value in args)
+              and not self._used_as_optimizer(call)):
+            return None  # only its name says optimizer (`optim_context()`, `_test_optimizer()`)
+        if any(value.holders for _, value in args) and self.catalog.is_managed(dotted):
+            return None
+        return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
+
+    def _built_by_use(self, call: cst.Call, args) -> Optional[Value]:
+        """Types from use at the construction: a call that names nothing we know (`optims.__dict__[name]
+        (model.parameters())`, a class picked at run time) builds an optimizer when it is handed the
+        parameters first and this file uses what it returns as one. Neither alone is evidence: many
+        calls take parameters (`clip_grad_norm_`), and a name used as an optimizer may hold a factory."""
+        if self._in_test or self.optimizer_uses is None or not args:
+            return None
+        first, value = args[0]
+        if first.keyword is not None or first.star or not value.params or value.holders:
+            return None
+        handed = first.value
+        method = handed.func.attr.value if isinstance(handed, cst.Call) and isinstance(handed.func, cst.Attribute) else None
+        if not cat.hands_parameters(method, None if method else dotted_name(handed)):
+            return None
+        if not self._used_as_optimizer(call, only_optimizers=True):
+            return None
+        return self._holder(call, cat.FACTORY, f"{_callee_label(call.func)}()", args)
+
+    def _used_as_optimizer(self, call: cst.Call, only_optimizers: bool = False) -> bool:
+        """Types from use: a call known by its name alone, handed no parameters, builds an optimizer
+        only when what it returns is used as one in this file (stepped, scheduled, handed on as
+        `optimizer=`; analysis/uses.py), or is returned for the callers to use, or is kept in an
+        attribute named for optimizers (`self.optimizers, ... = self.init_optimizers(model)`): an
+        attribute's uses may lie in other files, a local name's all lie here. `only_optimizers` asks
+        for uses that only an optimizer has, or a hand-over as `optimizer=` (a `step()` alone is a
+        scheduler's or a clipper's too), and never counts a return."""
+        if self.optimizer_uses is None:
+            return True
+        small = self._current_node
+        if isinstance(small, cst.Return):
+            return not only_optimizers and _is_part(call, small.value)
+        value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                   else [small.target] if isinstance(small, cst.AnnAssign) else [])
+        named = []
+        for target in targets:
+            if isinstance(value, cst.Tuple) and isinstance(target, (cst.Tuple, cst.List)):
+                named += [t.value for t, v in zip(target.elements, value.elements) if v.value is call]
+            elif value is call:
+                named += [t.value for t in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        uses = self.optimizer_uses()
+        used = uses.alone | uses.handed if only_optimizers else uses.names
+        for key in filter(None, map(dotted_name, named)):
+            if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
+                return True
+        return _handed_as_optimizer(call, small)
+
+    def _hands_optimizer(self, arg: cst.Arg) -> bool:
+        """An argument that is an optimizer object: not a config entry naming one (`cfg.optimizer`),
+        not a module (`torch.optim`), not a registry (`OPTIMIZERS`)."""
+        text = dotted_name(arg.value)
+        if text is not None and self.imports.binds(text.split(".", 1)[0]):
+            return False
+        if text is None or not _OPTIMIZER_ARGUMENT.search(text) or cat.config_entry_names_optimizer(text):
+            return False
+        if text.rsplit(".", 1)[-1].isupper():
+            return False  # a registry (`OPTIMIZERS`), not an optimizer
+        return not cat.is_config_root(text.split(".", 1)[0])
+
+    def _builds_from_config(self, call: cst.Call, dotted: str) -> bool:
+        """`instantiate(cfg.optimizer, ...)`, `config.init_obj("optimizer", torch.optim, params)`,
+        `builder.build(cfg.optim, model)`: a factory named for nothing, told by a config entry that
+        names an optimizer."""
+        root = dotted.split(".", 1)[0]
+        from_config = "." in dotted and cat.is_config_root(root)
+        for arg in call.args:
+            if arg.keyword is not None:
+                continue
+            text = dotted_name(arg.value)
+            if text is not None and cat.config_entry_names_optimizer(text):
+                return True
+            if from_config and isinstance(arg.value, cst.SimpleString) and cat.names_optimizer(arg.value.value.strip("'\"")):
+                return True
+        return False
+
+    def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = EMPTY, copies: bool = False) -> Value:
+        wrapped = args[0][1].holders if args and args[0][0].keyword is None and kind != cat.EMA else ()
+        if wrapped:
+            # `hvd.DistributedOptimizer(optimizer, ...)`: an optimizer built around another is that
+            # optimizer, wrapped; it holds what it holds (one bug, one report, at the first build)
+            return Value(holders=wrapped)
+        placed_copy = copies and any(arg.keyword is not None and arg.keyword.value == cat.COPY_DEVICE_KEYWORD
+                                     for arg, _ in args)
+        models = set()
+        passed = set()
+        for arg, value in args:
+            models.update(value.params)
+            models.update(m for m in value.members | frozenset(value.handles) if m.obj in self._leaves)  # `Adam([log_alpha])`
+            if kind in (cat.FACTORY, cat.EMA) and arg.keyword is None and value.handle is not None and not value.holders:
+                text = value.handle.text
+                if text.count(".") == 0 or (text.startswith("self.") and text.count(".") == 1):
+                    # a name holding parameters (`trainable = filter(...)`) gave them above
+                    if not value.params and not self._holds_data(text) and not cat.names_optimizer(text):  # `cfg.optimizer`, `args.lr`, `[1e-3, 1e-4]` are settings
+                        passed.update(value.handles)
+        modelish = {h for h in passed if MODEL_NAME.search(h.text)}
+        models.update(modelish or passed)
+        if receiver.handle is not None and not receiver.holders and kind == cat.FACTORY:
+            # `model.configure_optimizers(...)`: the receiver is the model. Another receiver (a trainer's
+            # `self`, `self.trainer`) is only the model when nothing else was passed.
+            if not models or MODEL_NAME.search(receiver.handle.text.rsplit(".", 1)[-1]):
+                models.update(receiver.handles)
+        models = {m for m in models if not self._is_holder_handle(m)}
+        if not models:
+            # `instantiate(cfg.optimizer)` with Hydra's `_partial_`: what it returns builds the optimizer
+            return Value(makes=kind if kind == cat.FACTORY or not call.args else None)
+        event = HolderEvent(
+            self._site(call), kind, label, frozenset(models), bucket_view=keyword_is_true(call, "parameters_as_bucket_view"),
+            copies=copies,
+            placed_copy=placed_copy,
+        )
+        self._emit(event)
+        return Value(holders=(event,))
+
+
+def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The plain names a function's body calls (`optimizer(params)`: parameters used as factories),
+    and those it keeps in attributes (`self.optimizer = optimizer`: their uses may lie in other files,
+    in the methods of a subclass or in the training loop that reads the attribute)."""
+    called, kept = set(), set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name):
+                called.add(node.func.value)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if not any(isinstance(t.target, (cst.Attribute, cst.Tuple)) for t in node.targets):
+                return
+            values = ([e.value for e in node.value.elements] if isinstance(node.value, (cst.Tuple, cst.List))
+                      else [node.value])
+            kept.update(value.value for value in values if isinstance(value, cst.Name))
+
+    function.body.visit(_Names())
+    return frozenset(called), frozenset(kept)
+
+
+def _is_part(call: cst.Call, node: Optional[cst.BaseExpression]) -> bool:
+    """`return build_optimizer(model)` or `return build_optimizer(model), scheduler`."""
+    if node is call:
+        return True
+    return isinstance(node, (cst.Tuple, cst.List)) and any(e.value is call for e in node.elements)
+
+
+def _handed_as_optimizer(call: cst.Call, small: cst.CSTNode) -> bool:
+    """`Trainer(model, optimizer=build_optimizer(model))`: an argument given where an optimizer goes."""
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.value is call and node.keyword is not None and OPTIMIZER_KEYWORD.match(node.keyword.value):
+                found.append(node)
+
+    small.visit(_Find())
+    return bool(found)
+
+
+def _qualifier(name: str) -> str:
+    """What a parameter's name adds to its role: `sharded` in `sharded_optimizer`, `g` in `netG`."""
+    return _ROLE_WORDS.sub("", name, count=1).strip("_").lower()
+
+
+def _callee_label(func: cst.BaseExpression) -> str:
+    """A looked-up callee as the code spells it, its key elided: `optims.__dict__[...]`."""
+    if isinstance(func, cst.Subscript):
+        return f"{_callee_label(func.value)}[...]"
+    if isinstance(func, cst.Call):
+        return f"{_callee_label(func.func)}(...)"
+    return dotted_name(func) or "call"
+
+

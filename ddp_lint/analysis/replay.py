@@ -1,0 +1,492 @@
+"""A call of a project function, method or class: its summary (analysis/summary.py) replayed at the
+call on what the call hands it, in the context its constant arguments decide."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from .. import catalog as cat
+from .context import NONE_TEST, call_truths, literal_truth, never_runs
+from .events import Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent
+from .names import callee_name, dotted_name, plain_text, target_elements
+from .heap import Binding, Callables, Instance, Origin, Value, EMPTY
+from .summary import HelperSummary, NONE_HANDED
+
+
+class SummaryReplay:
+    """Calls of the project's functions and classes, for `ScopeWalker` (analysis/walker.py)."""
+
+    def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False) -> Optional[Value]:
+        """A call of a function, method or class the analysis has a summary of: its events replayed
+        here on what this call hands it, and what it returns."""
+        summary, instance = self._summary_for(dotted, inherited)
+        if summary is None:
+            return None
+        summary = self._in_context(summary, call)
+        own = dotted.startswith("self.") and instance is None  # a method of this very object
+        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
+        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+        actual = self._actuals(positional, keywords, own, instance,
+                               self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
+        if (not own and instance is None) or (inherited and summary.key is not None):
+            key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
+            if key[1].endswith(".__init__"):
+                key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
+            self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
+        via = f"{summary.name}()"
+        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        passed = self._replay_ownership(call, summary, args, own, instance, actual, via,
+                                        (positional, keywords, truths))
+        # the callee's steps and moves replay in its own order: `train_epoch(model, opt)` that moves the
+        # model and then steps gives the optimizer its state after the move, not before
+        first = min((event.site.order for _, _, event in summary.placements), default=None)
+        self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
+        self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
+                                _handed_optimizers(args, summary))
+        if first is not None:
+            self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
+        if own:
+            self._replay_self_holders(call, summary, actual, via)
+        if summary.methods is not None:
+            self._note_instance(call, summary, actual, passed)
+        if summary.constructed or id(call) in self._built:
+            # a new object: what its constructor built, and what it keeps of the arguments
+            return self._construct(call, summary, actual, truths)
+        if summary.fields:
+            return self._returned_fields(call, summary, actual, positional)
+        if summary.holder is not None:
+            kind, label, models, bucket_view = summary.holder
+            handles = frozenset(h for o, s in models for h in actual(o, s))
+            if handles:
+                event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
+                self._emit(event)
+                return Value(holders=(event,))
+        if summary.returns_param is not None and summary.returns_param < len(positional):
+            returned = positional[summary.returns_param]
+            return Value(handle=returned.handle, alts=returned.alts)
+        if summary.returned_params:
+            # `model.get_optim_policies()` returning `[{"params": self.base.parameters()}, ...]`
+            params = frozenset(h for origin, sub in summary.returned_params for h in actual(origin, sub))
+            if params:
+                return Value(params=params)
+        return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _in_context(self, summary: HelperSummary, call: cst.Call) -> HelperSummary:
+        """The callee's summary for this call's constant arguments, when they decide one of its tests."""
+        if summary.in_context is None or not summary.arguments:
+            return summary
+        truths = call_truths(summary.arguments, call.args)
+        if not any(key.removesuffix(NONE_TEST) in summary.tests for key in truths):
+            return summary
+        special = summary.in_context(truths)
+        if special is None:
+            return summary
+        special.locate = special.locate or summary.locate
+        special.key = special.key or summary.key
+        return special
+
+    def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
+        """The summary a call resolves to (a helper of this file, a method of this class or of its bases,
+        a class, a method of an object built here from a known class, another module's definition),
+        and that object when it is one."""
+        summary = None
+        if inherited:
+            lookup = getattr(self.method_helpers, "inherited", None)
+            summary = lookup(dotted[5:]) if lookup is not None else None
+        elif "." not in dotted:
+            summary = self.helpers.get(dotted)
+            if summary is None and self._is_free(dotted):
+                summary = self.constructors.get(dotted)
+        elif dotted.startswith("self.") and dotted.count(".") == 1:
+            summary = self.method_helpers.get(dotted[5:])
+        if dotted.startswith("self.") and dotted.count(".") == 1 and not inherited:
+            self.self_calls.add(dotted[5:])
+        instance = None
+        owner, _, method_name = dotted.rpartition(".")
+        if summary is None and owner and owner != "self":
+            # `engine.prepare()`, `self.engine.prepare()` on an object built here from a known class
+            instance = self._instance_of(owner)
+            summary = instance[0](method_name) if instance is not None else None
+            if summary is not None and summary.locate is None:
+                summary.locate = instance[3]  # a class of another module: its methods are there too
+            if summary is not None:
+                self._note_method_order(owner, instance[4], method_name)
+        if summary is None and self.project is not None and not dotted.startswith("self."):
+            imported = self.imports.imported_name(dotted)
+            if imported is not None and imported not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
+                summary = self.project.lookup(imported, self.path)
+        return summary, instance
+
+    def _actuals(self, positional: List[Value], keywords: Dict[str, Value], own: bool, instance: Optional[Instance],
+                 receiver: Tuple[Handle, ...] = ()):
+        """What a summary's origin (a parameter, `self.x`) is at this call: the caller's objects; an
+        attribute the object did not keep from its constructor's arguments is a part of the object."""
+
+        def actual(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
+            if origin.kind == "param":
+                value = _argument_of(origin, positional, keywords)
+                if value is None:
+                    return ()
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in value.handles)
+            if origin.kind == "self" and own:
+                return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
+            if origin.kind == "self" and instance is not None:
+                # `engine.prepare()` moving `self.model`: the model the caller handed to `Engine(...)`
+                kept = instance[1].get(origin.key, ())
+                if not kept and origin.key.startswith("self."):
+                    return tuple(Handle(h.obj, h.sub + (origin.key[5:],) + sub, h.text) for h in receiver)
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in kept)
+            return ()
+
+        return actual
+
+    def _replay_ownership(self, call: cst.Call, summary: HelperSummary, args, own: bool,
+                          instance: Optional[Instance], actual, via: str, at_call) -> Tuple[HolderEvent, ...]:
+        """The optimizers handed to the call, and whether the callee takes over their order: it rebinds
+        or regroups them, or re-points the optimizers it can reach once its moves are done."""
+        passed = tuple(holder for _, value in args for holder in value.holders)
+        named_optimizers = [text for text in (dotted_name(arg.value) or "" for arg, _ in args)
+                            if cat.receives_optimizer(text.rsplit(".", 1)[-1].lstrip("_"))]
+        if not passed and summary.regroups and self._arrivals and named_optimizers:
+            # `prepare_fsdp_module(self.model, self.optimizers)` where `self.optimizers` is a property
+            # over the optimizers this function was handed: the helper regroups them
+            passed = self._arrivals
+        if summary.regroups and any(text.startswith("self.") for text in named_optimizers):
+            self.syncs_self_optimizers = True
+        if own and summary.syncs_self_optimizers:
+            self.syncs_self_optimizers = True
+        if passed and summary.regroups:
+            # a helper that re-adds the optimizer's param groups: it is handed the optimizer and owns the order
+            self._emit(ManagedEvent(self._site(call), passed, via))
+        elif summary.handled:
+            # `model, optimizer = init_amp(model, optimizer)`: the helper owns the order where its body
+            # hands the optimizer to a call that takes both, not where it hands it back as it came
+            self._replay_handled(call, summary, at_call, passed if self._rebinds_passed_holder(call, passed) else (), via)
+        if ((own or instance is not None) and summary.syncs_self_optimizers) or any(
+                event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
+            # the method re-points the optimizers it can reach once its moves are done (a regrouping
+            # helper handed `self.optimizers`, a syncing context around the move)
+            held = self._held_holders() + (instance[2] if instance is not None else ())
+            if held:
+                self._emit(ManagedEvent(self._site(call, via=via), held, via))
+        return passed
+
+    def _replay_handled(self, call: cst.Call, summary: HelperSummary, at_call, passed: Tuple[HolderEvent, ...],
+                        via: str) -> None:
+        """The callee's handling of what it was handed (`HelperSummary.handled`), with its conditions:
+        for this function's callers, and as the end of the order of the optimizers this call rebinds."""
+        positional, keywords, truths = at_call
+        for origin, inner in summary.handled:
+            value = _argument_of(origin, positional, keywords)
+            if value is None or never_runs(inner.guards + inner.inner, truths):
+                continue
+            site = dataclasses.replace(self._site(call, via=via), branches=self._branches + inner.branches,
+                                       inner=inner.guards + inner.inner)
+            self._note_handled(site, (value,))  # for this function's own callers
+            held = tuple(holder for holder in value.holders if any(holder is p for p in passed))
+            if held:
+                self._emit(ManagedEvent(site, held, via))
+
+    def _note_handled(self, site: Site, values) -> None:
+        if self._silent:
+            return
+        for value in values:
+            origin = self.origins.get(value.handle.obj) if value.handle is not None else None
+            if origin is not None and origin.kind == "param" and not value.handle.sub:
+                self.handled.append((origin, site))
+
+    def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
+                            instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
+                            via: str, before: Optional[int] = None) -> None:
+        """The callee's `step()` / `load_state_dict()` on the optimizers it reaches: its object's own,
+        or those handed to it."""
+        if instance is not None:
+            built = self.env.get(dotted.rpartition(".")[0])
+            for key, method in summary.state_calls:  # `trainer.resume(path)` loading `self.opt`
+                for holder in built.holders if built is not None else ():
+                    if holder.attribute == key[5:]:
+                        self._emit(StateEvent(self._site(call, via=via), holder, method))
+        if own:
+            for key, method in summary.state_calls:
+                binding = self.env.get(key)
+                for holder in binding.holders if binding is not None else ():
+                    self._emit(StateEvent(self._site(call, via=via), holder, method))
+        self._replay_argument_states(call, summary, positional, keywords, via,
+                                     lambda order: before is None or order < before)
+
+    def _replay_argument_states(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
+                                keywords: Dict[str, Value], via: str, chosen) -> None:
+        for origin, method, order in summary.argument_state_calls:
+            if not chosen(order):
+                continue
+            value = _argument_of(origin, positional, keywords)
+            for holder in value.holders if value is not None else ():
+                self._emit(StateEvent(self._site(call, via=via), holder, method))
+
+    def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
+                           via: str, places, handed: Tuple[HolderEvent, ...] = ()) -> None:
+        """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
+        literal arguments leave open, but not its moves of an object to where it already is."""
+        for origin, sub, event in summary.placements:
+            handles = actual(origin, sub) if not never_runs(event.site.guards, truths) else ()
+            device = places(event.device_origins) if event.device_origins else frozenset()
+            handles = tuple(h for h in handles if not device or device != self._place_of(h))
+            if event.operation in cat.TENSOR_COPY_METHODS:
+                # a leaf tensor handed in: the callee's `patch = patch.float()` is a new tensor, the
+                # caller's is untouched
+                handles = tuple(h for h in handles if h.obj not in self._leaves)
+            if not handles:
+                continue
+            # The helper's own branches come along: two of its placements on exclusive paths (a wrap in
+            # one arm, a cast in another) are never one after the other.
+            site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
+                                       inner=event.site.guards + event.site.inner)
+            elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
+            passed = _argument_at_call(call, summary.param_names, event.argument_text)
+            argument = plain_text(passed) if passed is not None else event.argument_text
+            kind = cat.HOME if event.kind == cat.MOVE and passed is not None and self._is_cpu(passed) else event.kind
+            for handle in handles:
+                self._emit(PlacementEvent(site, handle, kind, event.label, event.sync_wrapper, event.ddp,
+                                          argument, event.operation, elsewhere=elsewhere,
+                                          unknown_keyword=event.unknown_keyword, synced=event.synced,
+                                          device_of=device, handed_optimizers=handed))
+
+    def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
+        """A summary's device value at this call: where the arguments (or this object's attributes) it
+        was read from are; unknown when one of them is."""
+
+        def places(origins) -> FrozenSet[int]:
+            found: set = set()
+            for origin in origins:
+                if origin.kind == "param":
+                    value = _argument_of(origin, positional, keywords)
+                    place = self._device_value(value) if value is not None else frozenset()
+                elif origin.kind == "self" and own:
+                    binding = self.env.get(origin.key)
+                    place = binding.device_of if binding is not None and binding.device_of else frozenset(
+                        h.obj for h in self._resolve_all(origin.key))
+                else:
+                    place = frozenset()
+                if not place:
+                    return frozenset()
+                found |= place
+            return frozenset(found)
+
+        return places
+
+    def _place_of(self, handle: Handle) -> FrozenSet[int]:
+        """Where an object's tensors are, as a device value: what a name bound to it says, else itself."""
+        for binding in self.env.values():
+            if binding.handle.obj == handle.obj and binding.device_of:
+                return binding.device_of
+        return frozenset({handle.obj})
+
+    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
+        """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
+        for kind, label, models, bucket_view, var in summary.self_holders:
+            handles = frozenset(h for o, sub in models for h in actual(o, sub))
+            if handles:
+                event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
+                                    bucket_view=bucket_view)
+                self._emit(event)
+                old = self.env.get(var)
+                for previous in old.holders if old is not None else ():
+                    # `self.compile(self.lr)` in `fit()` after its move: the optimizer is rebuilt
+                    self._emit(RebindEvent(self._site(call, via=via), previous, event))
+                self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
+
+    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
+        """An object built from a summarised class: what its attributes keep of the arguments, so that
+        its methods called later (`engine.prepare()`) and its own moves reach them."""
+        kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
+        kept = {key: handles for key, handles in kept.items() if handles}
+        # claimed by the name it is assigned to; the optimizers handed in are the object's too
+        # holders built inside the arguments count too, even in a list (`State(model, [AdamW(...)])`)
+        made = (e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent))
+        handed = tuple({id(h): h for h in (*passed, *made)}.values())
+        carried = {key: frozenset(h for origin, sub in entries for h in actual(origin, sub))
+                   for key, entries in summary.parameter_attributes.items()}
+        self._built[id(call)] = (summary.methods, kept, handed, summary.locate, summary.name,
+                                 {key: params for key, params in carried.items() if params})
+
+    def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
+        """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
+        the effect of each one it may be, and what the first known one returns."""
+        result = None
+        for name in sorted({name for _, name in callables}):
+            value = self._helper_effect(call, name, args)
+            result = result or value
+        return result
+
+    def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value]) -> Value:
+        """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
+        with the holders built at this call on what the caller handed in."""
+        values = []
+        for entry in summary.fields:
+            value = EMPTY
+            if entry is not None and entry[0] == "holder":
+                kind, label, models, bucket_view = entry[1]
+                handles = frozenset(h for o, s in models for h in actual(o, s))
+                if handles:
+                    event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
+                    self._emit(event)
+                    value = Value(holders=(event,))
+            elif entry is not None and entry[1] < len(positional):
+                returned = positional[entry[1]]
+                value = Value(handle=returned.handle, alts=returned.alts)
+            values.append(value)
+        return Value(fields=tuple(values))
+
+    def _note_handed_back(self, returned: cst.BaseExpression) -> None:
+        """`return model, MasterWeightOptimizer(optimizer)`: the optimizer a function was handed goes
+        back to its callers rebuilt around the placed model (the function owns the order)."""
+        calls = [returned] if isinstance(returned, cst.Call) else [
+            element.value for element in getattr(returned, "elements", ()) if isinstance(element.value, cst.Call)]
+        for call in calls:
+            for arg in call.args:
+                name = dotted_name(arg.value)
+                binding = self.env.get(name) if name else None
+                if binding is not None:
+                    self._note_handled(self._site(call), (Value(handle=binding.handle),))  # for the callers
+                arrived = tuple(h for h in binding.holders if h.arrives) if binding is not None else ()
+                if arrived:
+                    self._emit(ManagedEvent(self._site(call), arrived, f"{callee_name(call.func)}()"))
+
+    def _handed(self, summary: HelperSummary, call: cst.Call, positional: List[Value],
+                keywords: Dict[str, Value]) -> Dict[str, object]:
+        """What this call hands each parameter that may receive an optimizer, for the callee side: NONE
+        (a literal `None` or falsy, or a falsy default left as it is), or ("arrived", the key and the
+        name of this function's own parameter it forwards), or nothing said."""
+        handed: Dict[str, object] = {}
+        spread = any(arg.star for arg in call.args)
+        for index, name in enumerate(summary.param_names):
+            value = positional[index] if index < len(positional) else keywords.get(name)
+            node = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if node is None and index < len(positional):
+                node = [a.value for a in call.args if a.keyword is None and not a.star][index]
+            if node is not None and literal_truth(node) is False:
+                handed[name] = NONE_HANDED
+            elif value is None and not spread and summary.decidable.get(name, (0, None))[1] is False:
+                handed[name] = NONE_HANDED
+            elif value is not None:
+                arrived = next((h for h in value.holders if h.arrives), None)
+                origin = self.origins.get(value.handle.obj) if value.handle is not None else None
+                if arrived is not None:
+                    handed[name] = ("arrived", arrived.arrives_key, arrived.var)
+                elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
+                    handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
+        return handed
+
+    def _placed_before(self, summary: HelperSummary, actual) -> FrozenSet[Tuple[str, str, str]]:
+        """The callee's placements of its arguments that this scope had already made on what it passes:
+        moving a model that is already on a device (not the CPU) there again, or casting it to the
+        dtype it has, is a round trip."""
+        done = set()
+        earlier = [e for e in self.scope.events if isinstance(e, PlacementEvent)]
+        for origin, sub, event in summary.placements:
+            handles = actual(origin, sub) if origin.kind == "param" else ()
+            if handles and all(any(_same_place(prior, event) and prior.handle.overlaps(h) for prior in earlier)
+                               for h in handles):
+                done.add(placement_signature(event))
+        return frozenset(done)
+
+    def _rebinds_passed_holder(self, call: cst.Call, passed) -> bool:
+        """Whether the statement holding `call` assigns its result to a name holding one of `passed`."""
+        statement = self._chain[-1] if self._chain else None
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        names = {holder.var for holder in passed if holder.var}
+        for small in statement.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                bound = {dotted_name(element) for target in targets for element in target_elements(target)}
+                return bool(bound & names)
+        return False
+
+    def _construct(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool]) -> Value:
+        """`agent = Agent(obs_dim)` whose `__init__` builds `Adam(self.parameters())`: a new module that
+        holds its own optimizer, so moving it later (`agent.to(device)`) moves that optimizer's model."""
+        new = Handle(next(self.ids), (), f"{summary.name}()")
+        self.scope.built_here.add(new.obj)
+        if id(call) in self._built:
+            self._instances[new.obj] = self._built.pop(id(call))
+        holders = []
+        for inner, label, models, bucket_view, attribute in summary.constructed:
+            if never_runs(inner.site.guards, truths):
+                continue  # under a condition this call's literal arguments make false
+            handles = frozenset(
+                handle for origin, sub in models
+                for handle in ((Handle(new.obj, sub, ".".join((new.text,) + sub)),) if origin.kind == "new" else actual(origin, sub))
+            )
+            if isinstance(inner, PlacementEvent):
+                site = self._site(call, via=f"{summary.name}()")
+                elsewhere = inner.elsewhere or (Elsewhere(summary.locate, inner.site.node) if summary.locate else None)
+                for handle in handles:
+                    self._emit(dataclasses.replace(inner, site=site, handle=handle, elsewhere=elsewhere))
+                continue
+            kind = inner.kind
+            if handles:
+                event = HolderEvent(self._site(call), kind, f"{label} in {summary.name}.__init__", handles,
+                                    bucket_view=bucket_view, attribute=attribute)
+                self._emit(event)
+                holders.append(event)
+        return Value(new, holders=tuple(holders), contains=True)
+
+
+def placement_signature(event: PlacementEvent) -> Tuple[str, str, str]:
+    """What a placement does, comparable between a callee's summary and its own scope's events."""
+    return (str(event.kind), event.label, event.argument_text)
+
+
+def _same_place(prior: PlacementEvent, event: PlacementEvent) -> bool:
+    if prior.kind != event.kind:
+        return False
+    if event.kind == cat.MOVE:
+        return not any(device in text for text in (prior.argument_text, event.argument_text, prior.label, event.label)
+                       for device in cat.NOOP_DEVICES)
+    if event.kind == cat.CAST:
+        return cat.DTYPE_ALIASES.get(prior.argument_text or prior.operation, prior.argument_text or prior.operation) == \
+            cat.DTYPE_ALIASES.get(event.argument_text or event.operation, event.argument_text or event.operation)
+    return False
+
+
+def _argument_of(origin: Origin, positional: List[Value], keywords: Dict[str, Value]) -> Optional[Value]:
+    """What a call hands the parameter an origin names: by position, else by keyword."""
+    return positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
+
+
+def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -> Optional[cst.BaseExpression]:
+    """A helper's `module.to(device)` moves where its caller says: the caller's argument for that
+    parameter (`to_device(model, "cpu")`), so that two calls of one helper are told apart."""
+    if text not in param_names:
+        return None
+    index = param_names.index(text)
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    passed = positional[index] if index < len(positional) else next(
+        (arg for arg in call.args if arg.keyword is not None and arg.keyword.value == text), None)
+    return passed.value if passed is not None else None
+
+
+def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
+    """The optimizers a call hands to the callee's parameters that take an optimizer by their name and
+    that the callee leaves as they came (one it handles, `amp.initialize`, a rebuild, owns the order
+    instead and reports nothing: the callers decide by what it does, see `_replay_handled`)."""
+    if summary.regroups:
+        return ()
+    param_names = summary.param_names
+    takes = {name for name in param_names + summary.kwargs_keys if cat.receives_optimizer(name)}
+    takes -= {origin.key for origin, _ in summary.handled}
+    if not takes:
+        return ()
+    handed: List[HolderEvent] = []
+    positional = [value for arg, value in args if arg.keyword is None and not arg.star]
+    for index, value in enumerate(positional[: len(param_names)]):
+        if param_names[index] in takes:
+            handed.extend(value.holders)
+    for arg, value in args:
+        if arg.keyword is not None and arg.keyword.value in takes:
+            handed.extend(value.holders)  # `optimizers={"deep": deep_opt, "wide": wide_opt}` too
+    return tuple(handed)
