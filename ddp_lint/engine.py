@@ -28,6 +28,7 @@ from .findings import Related
 from .documents.python import decode
 from .lines import LineNumber
 from .parsing import Reparser, parse
+from .planning.planner import FixPlan, Refusal, plan_fix
 from .prefilter import settings_could_match
 
 
@@ -47,13 +48,11 @@ class Diagnostic:
     related: List[Related] = field(default_factory=list)
     summary: str = ""
     hit: Optional[RuleHit] = field(default=None, repr=False, compare=False)
-    plan: Optional[object] = field(default=None, repr=False, compare=False)  # FixPlan, Refusal or None
+    plan: Optional[Union[FixPlan, Refusal]] = field(default=None, repr=False, compare=False)
 
     @property
     def fix(self) -> Optional[dict]:
         """The fix as data (no edit: computing one is the pipeline's, when an output needs it)."""
-        from .fixer.planner import Refusal
-
         if self.plan is None:
             return None
         if isinstance(self.plan, Refusal):
@@ -67,8 +66,6 @@ class Diagnostic:
     @property
     def message(self) -> str:
         """The explanation with what keeps `--fix` from applying, as the text output shows it."""
-        from .fixer.planner import Refusal
-
         if isinstance(self.plan, Refusal):
             return f"{self.explanation} (no automatic fix: {self.plan.reason})"
         if self.plan is not None and not self.plan.safe:
@@ -134,7 +131,6 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None,
                  known_positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None) -> List[Diagnostic]:
-    from .fixer.planner import plan_fix
 
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:

@@ -47,7 +47,7 @@ def test_no_pytorch_name_is_spelled_in_the_analysis_or_the_fixer():
 
     known = _catalog_names() - set(dir(builtins)) - {"optimizer"}  # a word of the messages, too
     spelled = []
-    for folder in ("analysis", "fixer"):
+    for folder in ("analysis", "planning", "fixer"):
         for path in sorted((ANALYSIS.parent / folder).glob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             docstrings = {id(node.body[0].value) for node in ast.walk(tree)

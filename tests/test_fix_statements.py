@@ -3,7 +3,7 @@ import libcst as cst
 import pytest
 
 from ddp_lint.engine import lint_source
-from ddp_lint.fixer.statements import reads_and_binds
+from ddp_lint.planning.statements import reads_and_binds
 
 
 @pytest.mark.parametrize(

@@ -7,23 +7,15 @@ modules or optimizers is the effects' business (analysis/effects.py, analysis/ho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-import libcst as cst
 
 from .events import Handle, HolderEvent, PlacementEvent
-
-if TYPE_CHECKING:  # a summary holds values; a value names the summaries of its class
-    from .summary import HelperSummary  # noqa: F401
 
 Env = Dict[str, "Binding"]
 Arm = Tuple[int, int]
 Callables = FrozenSet[Tuple[Optional[str], str]]
-# An object built from a summarised class: (its method summaries, what its attributes hold, the holders
-# handed to its constructor, where its class's statements are when another module defines it)
-Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple["Handle", ...]], Tuple[HolderEvent, ...],
-                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str,  # ..., its class's name,
-                 Dict[str, FrozenSet["Handle"]]]  # and the attributes that carry the arguments' parameters
+
 
 
 @dataclass(frozen=True)

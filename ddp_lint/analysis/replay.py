@@ -12,8 +12,8 @@ from .. import catalog as cat
 from .context import NONE_TEST, call_truths, literal_truth, never_runs
 from .events import Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent
 from .names import callee_name, dotted_name, plain_text, target_elements
-from .heap import Binding, Callables, Instance, Origin, Value, EMPTY
-from .summary import HelperSummary, NONE_HANDED
+from .heap import Binding, Callables, Origin, Value, EMPTY
+from .summary import HelperSummary, Instance, NONE_HANDED
 
 
 class SummaryReplay:

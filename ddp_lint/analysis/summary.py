@@ -6,10 +6,16 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from .events import PlacementEvent, Site
+from .events import Handle, HolderEvent, PlacementEvent, Site
 from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
+
+# An object built from a summarised class: (its method summaries, what its attributes hold, the holders
+# handed to its constructor, where its class's statements are when another module defines it)
+Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple[Handle, ...]], Tuple[HolderEvent, ...],
+                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str,  # ..., its class's name,
+                 Dict[str, FrozenSet[Handle]]]  # and the attributes that carry the arguments' parameters
 
 
 @dataclass

@@ -24,8 +24,8 @@ from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Sit
 from .blocks import suite_body
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses
-from .heap import Arm, Binding, Callables, Env, Instance, Origin, Value
-from .summary import HelperSummary
+from .heap import Arm, Binding, Callables, Env, Origin, Value
+from .summary import HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
 from .holders import HolderWalker

@@ -12,7 +12,7 @@ from ..documents.python import InputError
 from ..engine import Diagnostic, Parsed, analyse_source, parse
 from ..settings import Settings
 from ..suppression import unsuppressed
-from .planner import FixPlan
+from ..planning.planner import FixPlan
 
 MAX_PASSES = 8
 

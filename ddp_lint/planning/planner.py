@@ -39,7 +39,7 @@ class Refusal:
 
 
 def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNode], int],
-             followed: Optional[FrozenSet[str]] = None) -> object:
+             followed: Optional[FrozenSet[str]] = None) -> "FixPlan | Refusal":
     """`followed`: the placement kinds the selected rules read (None: all). A placement that keeps
     the parameters and only a canonical-order rule reads (`torch.compile`, a memory-format change)
     is not one the optimizer must follow unless that rule is selected: it is crossed where it lies
