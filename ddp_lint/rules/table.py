@@ -2,11 +2,15 @@
 more about the same holder. Rules, the engine, the prefilter, the runtime, SARIF and the README's rule
 table (checked by a test) all read it; it imports nothing heavy, so a run served from the cache or a
 file the prefilter rejects never loads a rule module.
+
+A rule's `reads` is the only list of the placements it fires on: `HolderRule.check` offers a rule only
+the steps `reads_placement` lets through, so the prefilter and the engine, which skip by the same
+kinds, can never drop a file or a fix target the rule would have reported.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Tuple
+from typing import Dict, FrozenSet, Protocol, Tuple
 
 from .. import catalog as cat
 
@@ -48,6 +52,19 @@ RULE_TABLE: Dict[str, RuleInfo] = {
 
 # Info-level rules describe a preference, not a bug; they run only when selected.
 DEFAULT_SELECT = ("DDP0", "DDP1")
+
+
+class PlacementFacts(Protocol):
+    """What a placement says about itself: a catalog `Placement` and an analysis `PlacementEvent` both do."""
+
+    kind: str
+    sync_wrapper: bool
+
+
+def reads_placement(reads: FrozenSet[str], placement: PlacementFacts) -> bool:
+    """Whether a rule whose row reads `reads` reads this placement: its kind is there, or it is a
+    DDP-like wrapper (any kind) and SYNC_WRAPPER is there."""
+    return placement.kind in reads or (placement.sync_wrapper and SYNC_WRAPPER in reads)
 
 
 def kinds_read(codes) -> FrozenSet[str]:
