@@ -12,8 +12,9 @@ from ddp_lint import catalog as cat
 from ddp_lint.analysis.module import analyze_module
 from ddp_lint.analysis.positions import Positions
 from ddp_lint.analysis.stories import holder_stories
+from ddp_lint.documents.python import InputError
 from ddp_lint.parsing import parse
-from ddp_lint.rules import all_rules
+from ddp_lint.rules import RULES, all_rules
 from ddp_lint.rules.base import RuleHit
 from ddp_lint.rules.table import RULE_TABLE, SYNC_WRAPPER, reads_placement
 
@@ -30,7 +31,7 @@ def raw_hits(source: str) -> Iterator[RuleHit]:
     """Every rule's hits in one file, as the engine gets them before one rule yields to another."""
     try:
         module = parse(source)
-    except Exception:  # the syntax-error fixtures
+    except InputError:  # the syntax-error fixtures
         return
     overwrite = cat.OVERWRITE_FLAG in source and "True" in source
     analysis = analyze_module(module, cat.DEFAULT_CATALOG, overwrite, source=source)
@@ -57,6 +58,7 @@ def hits_by_code() -> Dict[str, list]:
 
 
 def _kinds_of(hit: RuleHit) -> Set[str]:
+    """The row's kinds its placements were read as: a DDP-like wrapper whose own kind the row lacks, as SYNC_WRAPPER."""
     return {SYNC_WRAPPER if p.sync_wrapper and p.kind not in RULE_TABLE[hit.code].reads else p.kind for p in hit.placements}
 
 
@@ -78,6 +80,8 @@ def test_every_kind_in_a_table_row_makes_its_rule_fire_somewhere(hits_by_code):
     # a kind no fixture or example fires on is dead (the prefilter keeps files for it) or untested
     unused = []
     for code, info in RULE_TABLE.items():
+        if RULES[code].draft:
+            continue  # its accepts() is not written yet
         fired = set().union(*(_kinds_of(hit) for hit in hits_by_code[code])) if code not in WITHOUT_PLACEMENTS else info.reads
         unused += [(code, kind) for kind in sorted(info.reads - fired)]
     assert not unused, f"table kinds no fixture or rule example fires on: {unused}"

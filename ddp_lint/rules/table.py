@@ -4,8 +4,8 @@ table (checked by a test) all read it; it imports nothing heavy, so a run served
 file the prefilter rejects never loads a rule module.
 
 A rule's `reads` is the only list of the placements it fires on: `HolderRule.check` offers a rule only
-the steps `reads_placement` lets through, so the prefilter and the engine, which skip by the same
-kinds, can never drop a file or a fix target the rule would have reported.
+the steps `reads_placement` lets through, so the kinds the prefilter and the engine skip by are the
+kinds the rules fire on (tests/test_rule_table.py holds every rule's hits to its row).
 """
 from __future__ import annotations
 
