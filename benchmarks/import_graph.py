@@ -19,7 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ddp_lint"
 # Top first. A module may import its own layer and those below, never one above; a module belongs to
 # the layer of the longest name here that it starts with (a package stands for its modules).
 LAYERS: List[Tuple[str, Tuple[str, ...]]] = [
-    ("entry points", ("__main__", "cli", "frontends", "runtime", "watch")),
+    ("entry points", ("__main__", "cli", "frontends", "runtime", "watch", "dev")),
     ("output formats", ("report",)),
     ("one run", ("parallel", "cache", "pipeline")),
     ("fix application", ("fixer",)),

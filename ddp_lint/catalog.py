@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Protocol, Sequence, Tuple
 
 class HolderKind(str, Enum):
     """How an object that keeps parameter references reacts to a later move."""
@@ -47,6 +47,19 @@ CANONICAL_KINDS = frozenset({WRAP, LAYOUT})
 # Not a placement kind: what a rule reads that reads DDP-like wrappers (they register gradient hooks)
 # whatever their kind.
 SYNC_WRAPPER = "sync-wrapper"
+
+
+class PlacementFacts(Protocol):
+    """What a placement says about itself: a catalog `Placement` and an analysis `PlacementEvent` both do."""
+
+    kind: str
+    sync_wrapper: bool
+
+
+def reads_placement(reads: FrozenSet[str], placement: PlacementFacts) -> bool:
+    """Whether whoever reads the kinds `reads` (a rule's row, the selected rules the fix planner follows)
+    reads this placement: its kind is there, or it is a DDP-like wrapper (any kind) and SYNC_WRAPPER is."""
+    return placement.kind in reads or (placement.sync_wrapper and SYNC_WRAPPER in reads)
 
 
 @dataclass(frozen=True)

@@ -246,7 +246,7 @@ def _must_follow(placement: PlacementEvent, followed: Optional[FrozenSet[str]]) 
     the sync-wrapper rules for DDP itself)."""
     if followed is None or placement.kind not in cat.CANONICAL_KINDS:
         return True
-    return placement.kind in followed or (placement.sync_wrapper and cat.SYNC_WRAPPER in followed)
+    return cat.reads_placement(followed, placement)
 
 
 def _block_of(root: cst.Module, chain: Sequence[cst.CSTNode]):

@@ -2,12 +2,12 @@
 
 A rule is one module in this package holding one `Rule` subclass: its code, name, severity,
 documentation (the module docstring, shown by `ddp-lint rule CODE`) and VALID/INVALID examples,
-which the test suite runs.
+which the test suite runs. Which placements it reads is its row in `table.py`, never its own code.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterator, List, Optional, Sequence
+from typing import Callable, ClassVar, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -15,6 +15,7 @@ from .. import catalog as cat
 from ..analysis.events import Elsewhere, Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
 from ..analysis.names import code_text
 from ..analysis.stories import HolderStory, Step
+from .table import RULE_TABLE, PlacementFacts, reads_placement
 
 LineOf = Callable[[cst.CSTNode], int]
 
@@ -37,6 +38,8 @@ class RuleHit:
     related: List[Related] = field(default_factory=list)
     story: Optional[HolderStory] = None  # the holder's story, for the fix planner
     summary: str = ""  # the concise first line: what, and where (under ~100 characters)
+    # The placements that made it fire: each is one its table row reads (tests/test_rule_table.py).
+    placements: Tuple[PlacementEvent, ...] = ()
 
 
 class Rule:
@@ -47,13 +50,26 @@ class Rule:
     name: str = ""
     severity: str = ""
     superseded_by: Sequence[str] = ()  # codes that say more about the same holder
+    # A rule written by `python -m ddp_lint.dev new-rule` and not finished yet: what is missing. Its
+    # INVALID examples are expected not to fire (strict xfail), so the suite says when to delete it.
+    draft: ClassVar[str] = ""
+
+    @property
+    def reads(self) -> FrozenSet[str]:
+        """The kinds its table row reads: a placement of any other kind never makes it fire."""
+        return RULE_TABLE[self.code].reads
+
+    def reads_placement(self, placement: PlacementFacts) -> bool:
+        return reads_placement(self.reads, placement)
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         raise NotImplementedError
 
 
 class HolderRule(Rule):
-    """A rule about one holder: it fires on the first step its predicate accepts, once per holder."""
+    """A rule about one holder: it fires on the first step its predicate accepts, once per holder.
+    `accepts` is offered only the steps whose placement the rule's table row reads, so it tests only
+    what is its own (the holder's kind, a copy, a state) and never repeats the kinds."""
 
     # The concise first line says `<holder> <verb> <placement> (line N)`.
     verb: ClassVar[str] = "built before"
@@ -65,8 +81,9 @@ class HolderRule(Rule):
         raise NotImplementedError
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
+        reads = self.reads
         for story in stories:
-            steps = [step for step in story.steps if self.accepts(story, step)]
+            steps = [step for step in story.steps if reads_placement(reads, step.placement) and self.accepts(story, step)]
             if not steps:
                 continue
             related = [
@@ -86,7 +103,7 @@ class HolderRule(Rule):
                 # handed in built: the bug is the move made here, which every caller's optimizer precedes
                 node = steps[0].placement.site.statement
                 message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
-            yield RuleHit(self.code, node, message, related, story, summary)
+            yield RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
 
 
 # ----- phrases ------------------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from a function given the model that would now receive the wrapper, or when a co
 matters. Refused when the optimizer takes a parameter list built before the replacement.
 """
 from ..analysis.stories import HolderStory, Step
-from .. import catalog as cat
 from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
 
 
@@ -61,7 +60,7 @@ class StaleOptimizerAfterReplace(HolderRule):
     def accepts(self, story: HolderStory, step: Step) -> bool:
         # A deep copy (timm's ModelEma, AveragedModel) is its own model: replacing the original's
         # parameters leaves it as good as before, and its updates read the live model each step.
-        return step.placement.kind == cat.REPLACE and not story.holder.copies
+        return not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

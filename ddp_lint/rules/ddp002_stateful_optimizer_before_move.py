@@ -47,13 +47,12 @@ class StatefulOptimizerBeforeMove(HolderRule):
         "import torch\nopt = torch.optim.Adagrad(model.parameters())\nmodel.cuda()\n",
         "import torch\nopt = torch.optim.Adam(model.parameters())\nopt.load_state_dict(ckpt['opt'])\nmodel.to(device)\n",
         "import torch\nopt = torch.optim.Adam(model.parameters())\nopt.step()\nmodel.half()\n",
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+        "opt = torch.optim.Adagrad(model.parameters())\nmodel = FSDP(model, use_orig_params=True)\n",
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        holder = story.holder
-        if step.placement.kind not in (cat.MOVE, cat.CAST, cat.FSDP_ORIG):
-            return False
-        return holder.kind == cat.EAGER or step.state is not None
+        return story.holder.kind == cat.EAGER or step.state is not None
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

@@ -51,6 +51,8 @@ class ConvertAfterWrap(Rule):
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         for found in conversions_after_wrap(scope):
+            if not (self.reads_placement(found.conversion) and self.reads_placement(found.wrap)):
+                continue  # the table row, not the analysis, says which conversions and wrappers it reports
             wrap_line = line_of(found.wrap.site.node)
             message = (
                 f"{placement_phrase(found.conversion)} converts the model after {found.wrap.label} wrapped it on "
@@ -61,4 +63,5 @@ class ConvertAfterWrap(Rule):
             related = [Related(found.wrap.site.node, "wrap", f"wrapped by {found.wrap.label} here")]
             summary = (f"{short_code(placement_text(found.conversion))} converts the model after "
                        f"{short_code(found.wrap.label)} wrapped it (line {wrap_line})")
-            yield RuleHit(self.code, found.conversion.site.statement, message, related, summary=summary)
+            yield RuleHit(self.code, found.conversion.site.statement, message, related, summary=summary,
+                          placements=(found.wrap, found.conversion))

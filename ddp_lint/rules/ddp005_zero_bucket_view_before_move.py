@@ -38,11 +38,12 @@ class ZeroBucketViewBeforeMove(HolderRule):
     )
     INVALID = (
         "from torch.distributed.optim import ZeroRedundancyOptimizer\nopt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=A, parameters_as_bucket_view=True)\nmodel.double()\n",
+        "from torch.distributed.optim import ZeroRedundancyOptimizer\nopt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=A, parameters_as_bucket_view=True)\nmodel.cuda()\n",
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
         holder = story.holder
-        return holder.kind == cat.ZERO and holder.bucket_view and step.placement.kind in (cat.MOVE, cat.CAST)
+        return holder.kind == cat.ZERO and holder.bucket_view
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (

@@ -54,9 +54,8 @@ class OptimizerBeforeMove(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        if story.holder.placed_copy and step.placement.kind == cat.MOVE:
-            return False  # `AveragedModel(model, device=device)` put its copy there itself
-        return step.placement.kind in (cat.MOVE, cat.CAST)
+        # `AveragedModel(model, device=device)` put its copy on that device itself
+        return not (story.holder.placed_copy and step.placement.kind == cat.MOVE)
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

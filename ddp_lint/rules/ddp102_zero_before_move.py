@@ -41,11 +41,7 @@ class ZeroBeforeMove(HolderRule):
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
         holder = story.holder
-        return (
-            holder.kind == cat.ZERO
-            and not holder.bucket_view
-            and step.placement.kind == cat.MOVE
-        )
+        return holder.kind == cat.ZERO and not holder.bucket_view
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (

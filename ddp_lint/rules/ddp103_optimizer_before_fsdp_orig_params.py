@@ -30,7 +30,6 @@ it reads; unsafe when a state load moves with it (a state saved for the full par
 converted with `FSDP.optim_state_dict_to_load` once the parameters are shards).
 """
 from ..analysis.stories import HolderStory, Step
-from .. import catalog as cat
 from .base import HolderRule, LineOf, holder_phrase, where
 
 
@@ -45,7 +44,7 @@ class OptimizerBeforeFsdpOrigParams(HolderRule):
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
         # an average that deep-copied the model keeps its own parameters, whatever FSDP does
-        return step.placement.kind == cat.FSDP_ORIG and not story.holder.copies
+        return not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         keyword = step.placement.unknown_keyword

@@ -36,6 +36,7 @@ class SteppedBeforeDdp(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
+        # the table offers every DDP-like wrapper; only DDP itself broadcasts the parameters at construction
         return step.placement.ddp and step.stepped is not None
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:

@@ -30,7 +30,6 @@ receives the wrapper, whose parameter names start with `module.` and which lacks
 methods. Unsafe too when a comment between says the order is wanted.
 """
 from ..analysis.stories import HolderStory, Step
-from .. import catalog as cat
 from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
 
@@ -49,7 +48,7 @@ class OptimizerBeforeWrap(HolderRule):
     def accepts(self, story: HolderStory, step: Step) -> bool:
         # A deep-copying EMA (timm's ModelEma, AveragedModel) is built before DDP on purpose: the
         # wrapper cannot touch the copy.
-        return step.placement.kind == cat.WRAP and not story.holder.copies
+        return not story.holder.copies
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (

@@ -28,7 +28,6 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 `--fix` moves the optimizer after the conversion; safe when nothing between reads it or changes
 what it reads (see the README's "Fix safety").
 """
-from .. import catalog as cat
 from ..analysis.stories import HolderStory, Step
 from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 
@@ -46,7 +45,7 @@ class OptimizerBeforeMemoryFormat(HolderRule):
     )
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
-        return step.placement.kind == cat.LAYOUT
+        return True  # any layout change its table row lets through
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (

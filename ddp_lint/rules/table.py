@@ -2,6 +2,10 @@
 more about the same holder. Rules, the engine, the prefilter, the runtime, SARIF and the README's rule
 table (checked by a test) all read it; it imports nothing heavy, so a run served from the cache or a
 file the prefilter rejects never loads a rule module.
+
+A rule's `reads` is the only list of the placements it fires on: `HolderRule.check` offers a rule only
+the steps `reads_placement` lets through, so the kinds the prefilter and the engine skip by are the
+kinds the rules fire on (tests/test_rule_table.py holds every rule's hits to its row).
 """
 from __future__ import annotations
 
@@ -48,6 +52,11 @@ RULE_TABLE: Dict[str, RuleInfo] = {
 
 # Info-level rules describe a preference, not a bug; they run only when selected.
 DEFAULT_SELECT = ("DDP0", "DDP1")
+
+
+# Whether a rule whose row reads these kinds reads a placement (the fix planner asks the same).
+PlacementFacts = cat.PlacementFacts
+reads_placement = cat.reads_placement
 
 
 def kinds_read(codes) -> FrozenSet[str]:
