@@ -15,7 +15,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError
-from .pipeline import ADD_NOQA, CHECK, DIFF, FIX, FileReport, process
+from .findings import Mode
+from .pipeline import FileReport, process
 from .report import ALIASES, FORMATS, TEXT_FORMATS, github, gitlab, json_format, junit, pylint, text
 from .report.model import RunResult
 from .rules import RULES, all_rules, documentation
@@ -278,7 +279,7 @@ def _check_once(args: argparse.Namespace) -> int:
     paths = args.paths or ([] if args.stdin_filename else ["."])
     if args.stdin_filename and not paths:
         paths = ["-"]  # as ruff: naming stdin's file means reading stdin, never the folder
-    mode = DIFF if args.diff else FIX if args.fix else ADD_NOQA if args.add_noqa else CHECK
+    mode = Mode.DIFF if args.diff else Mode.FIX if args.fix else Mode.ADD_NOQA if args.add_noqa else Mode.CHECK
     result = RunResult(mode=mode, unsafe_fixes=args.unsafe_fixes)
     files, errors = Discovery(resolver).files(paths)
     result.errors.extend(errors)
@@ -298,19 +299,19 @@ def _check_once(args: argparse.Namespace) -> int:
             result.fixed_by_file[report.path] = report.fixed_codes
         if report.diff:
             outputs.append(report.diff)
-        if report.from_stdin and mode == FIX and report.output is not None:
+        if report.from_stdin and mode == Mode.FIX and report.output is not None:
             outputs.append(report.output)
     result.findings.sort(key=lambda f: f.sort_key())
     result.errors.sort()
     result.checked.sort()
-    if mode == ADD_NOQA:
+    if mode == Mode.ADD_NOQA:
         return _noqa_added(result, args)
     _print(result, args, outputs, mode)
     if result.errors:
         return EXIT_ERROR
     if args.exit_non_zero_on_fix and result.fixed:
         return EXIT_FINDINGS
-    if mode == DIFF:
+    if mode == Mode.DIFF:
         return EXIT_FINDINGS if result.fixed and not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
 
@@ -333,7 +334,7 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
     from .cache import Cache, settings_fingerprint
 
     edits = args.output_format in ("json", "sarif")
-    cache = None if args.no_cache or mode != CHECK else Cache.open(args.cache_dir)
+    cache = None if args.no_cache or mode != Mode.CHECK else Cache.open(args.cache_dir)
     reports: List[FileReport] = []
     todo: List[str] = []
     fingerprints = {}
@@ -395,7 +396,7 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
         stdout.write(output)
     # `--diff` prints the diff alone on stdout, so it can be piped to `git apply` (as ruff does); the
     # report of a stdin `--fix`, whose stdout is the fixed text, goes to stderr too.
-    report_stream = sys.stderr if mode == DIFF or (outputs and mode == FIX) else stdout
+    report_stream = sys.stderr if mode == Mode.DIFF or (outputs and mode == Mode.FIX) else stdout
     if args.output_format == "json":
         print(json_format.render(result), file=report_stream)
     elif args.output_format == "sarif":
@@ -405,7 +406,7 @@ def _print(result: RunResult, args: argparse.Namespace, outputs: List[str], mode
     elif args.output_format in TEXT_FORMATS:
         show = args.show_source if args.show_source is not None else report_stream.isatty()
         sources = _sources(result) if show and args.output_format == "full" else None
-        rendered = text.render(result, show, sources, dry_run=mode == DIFF, concise=args.output_format == "concise",
+        rendered = text.render(result, show, sources, dry_run=mode == Mode.DIFF, concise=args.output_format == "concise",
                                statistics=args.statistics, quiet=args.quiet, grouped=args.output_format == "grouped",
                                show_fixes=args.show_fixes)
         if rendered:

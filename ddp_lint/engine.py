@@ -24,7 +24,7 @@ from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read
 from .settings import Settings
-from .findings import Related
+from .findings import SAFE, UNSAFE, Fix, Related, Reported
 from .documents.python import decode
 from .lines import LineNumber
 from .parsing import Reparser, parse
@@ -33,17 +33,9 @@ from .prefilter import settings_could_match
 
 
 @dataclass
-class Diagnostic:
+class Diagnostic(Reported):
     """One finding in program coordinates, with the parse-tree references the fixer needs."""
 
-    path: str
-    line: int  # 1-based, first line of the reported statement
-    column: int  # 1-based
-    end_line: int
-    end_column: int
-    code: str
-    name: str
-    severity: str
     explanation: str
     related: List[Related] = field(default_factory=list)
     summary: str = ""
@@ -51,17 +43,14 @@ class Diagnostic:
     plan: Optional[Union[FixPlan, Refusal]] = field(default=None, repr=False, compare=False)
 
     @property
-    def fix(self) -> Optional[dict]:
+    def fix(self) -> Optional[Fix]:
         """The fix as data (no edit: computing one is the pipeline's, when an output needs it)."""
         if self.plan is None:
             return None
         if isinstance(self.plan, Refusal):
-            return {"available": False, "reason": self.plan.reason}
-        fix = {"available": True, "applicability": "safe" if self.plan.safe else "unsafe",
-               "message": self.plan.description}
-        if not self.plan.safe:
-            fix["reason"] = self.plan.unsafe_reason
-        return fix
+            return Fix(False, reason=self.plan.reason)
+        return Fix(True, SAFE if self.plan.safe else UNSAFE, self.plan.description,
+                   "" if self.plan.safe else self.plan.unsafe_reason)
 
     @property
     def message(self) -> str:

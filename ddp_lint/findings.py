@@ -5,7 +5,65 @@ already rendered for the document (a notebook's `cell`); nothing here refers to 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Dict, List, Optional
+
+
+class Mode(str, Enum):
+    """What a run does with what it finds (a `str`, so JSON and the cache carry it as its value)."""
+
+    CHECK = "check"
+    FIX = "fix"  # `--fix`: written
+    DIFF = "diff"  # `--diff`: shown, not written
+    ADD_NOQA = "add-noqa"  # `--add-noqa`: a `# noqa` comment for each finding left
+
+
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A fix as a replacement of the lines it changes: `line`..`end_line` (1-based, inclusive) become
+    `content`; `end_column` is one past the last character of `end_line`."""
+
+    line: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"line": self.line, "end_line": self.end_line, "end_column": self.end_column, "content": self.content}
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Edit":
+        return cls(data["line"], data["end_line"], data["end_column"], data["content"])
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A finding's automatic fix, or why there is none (`available` false, `reason` says why)."""
+
+    available: bool
+    applicability: str = ""  # SAFE or UNSAFE when available
+    message: str = ""  # what the fix does
+    reason: str = ""  # why it is unsafe, or why there is no fix
+    edit: Optional[Edit] = None  # only when an output asked for it (JSON, SARIF, the language server)
+
+    def to_dict(self) -> Dict[str, Any]:
+        if not self.available:
+            return {"available": False, "reason": self.reason}
+        data: Dict[str, Any] = {"available": True, "applicability": self.applicability, "message": self.message}
+        if self.reason:
+            data["reason"] = self.reason
+        if self.edit is not None:
+            data["edit"] = self.edit.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Fix":
+        edit = data.get("edit")
+        return cls(bool(data["available"]), data.get("applicability", ""), data.get("message", ""),
+                   data.get("reason", ""), Edit.from_dict(edit) if edit else None)
 
 
 @dataclass
@@ -30,7 +88,10 @@ class Related:
 
 
 @dataclass
-class Finding:
+class Reported:
+    """What a diagnostic (program lines, engine.py) and a finding (the document's lines) both say: the
+    rule, and the range of the reported statement."""
+
     path: str
     line: int  # 1-based, first line of the reported statement
     column: int  # 1-based
@@ -39,9 +100,13 @@ class Finding:
     code: str
     name: str
     severity: str
+
+
+@dataclass
+class Finding(Reported):
     message: str  # the explanation (what goes wrong, what to do, why no fix)
     related: List[Related] = field(default_factory=list)
-    fix: Optional[dict] = None  # available, applicability, message, reason; `edit` when asked for
+    fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
     summary: str = ""  # the concise line: what, and the line of the placement
 
@@ -61,7 +126,7 @@ class Finding:
             "summary": self.summary,
             "message": self.message,
             "related": [r.to_dict() for r in self.related],
-            "fix": self.fix,
+            "fix": self.fix.to_dict() if self.fix is not None else None,
         }
         if self.cell is not None:
             data["cell"] = self.cell
@@ -72,5 +137,5 @@ class Finding:
         return cls(
             data["path"], data["line"], data["column"], data["end_line"], data["end_column"], data["code"],
             data["name"], data["severity"], data["message"], [Related.from_dict(r) for r in data["related"]],
-            data["fix"], data.get("cell"), data.get("summary", ""),
+            Fix.from_dict(data["fix"]) if data["fix"] is not None else None, data.get("cell"), data.get("summary", ""),
         )

@@ -3,7 +3,7 @@
     document -> prefilter -> engine (diagnostics in program lines) -> `# noqa` -> fix edits when an
     output needs them -> positions and line references rendered for the document -> wire findings
 
-`--add-noqa` (mode ADD_NOQA) stops after `# noqa`: the findings left get their comments
+`--add-noqa` (`Mode.ADD_NOQA`) stops after `# noqa`: the findings left get their comments
 (`noqa_edits`), written into the file (a notebook's cells) as `--fix` writes.
 
 Fix edits (the replacement text JSON and SARIF carry) are computed only when asked for; the text
@@ -13,18 +13,16 @@ out; it never raises for bad input (the error is in the report).
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .documents import Document, InputError, load
-from .findings import Finding, Related
+from .findings import Finding, Mode, Related
 from .lines import render
 from .paths import diff_path
 from .settings import Settings
-
-CHECK, FIX, DIFF, ADD_NOQA = "check", "fix", "diff", "add-noqa"
-
 
 @dataclass
 class FileReport:
@@ -52,16 +50,16 @@ def project_index(settings: Settings, root: str):
     return index
 
 
-def process(path: str, settings: Settings, root: str = "", mode: str = CHECK, unsafe: bool = False,
+def process(path: str, settings: Settings, root: str = "", mode: Mode = Mode.CHECK, unsafe: bool = False,
             raw: Optional[bytes] = None, edits: bool = False) -> FileReport:
     """Everything that happens to one file; `raw` is stdin's bytes (then nothing is written)."""
     document: Optional[Document] = None
     try:
         document = load(path, raw)
         project = project_index(settings, root)
-        if mode == CHECK:
+        if mode == Mode.CHECK:
             report = FileReport(path, check(document, settings, project, edits=edits))
-        elif mode == ADD_NOQA:
+        elif mode == Mode.ADD_NOQA:
             report = add_noqa(document, settings, project, write=raw is None)
         else:
             report = fix(document, settings, mode, unsafe, project, write=raw is None, edits=edits)
@@ -140,14 +138,14 @@ def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Fi
     end_cell, end_line = place(diagnostic.end_line)
     fix = diagnostic.fix
     if fix is not None:
-        fix = {k: render(v, place) if isinstance(v, str) else v for k, v in fix.items()}
-        if edits and fix.get("available") and parsed is not None and cell is None and document.program is not None:
+        fix = dataclasses.replace(fix, message=render(fix.message, place), reason=render(fix.reason, place))
+        if edits and fix.available and parsed is not None and cell is None and document.program is not None:
             from .analysis.positions import Positions
             from .fixer.apply import edit_for
 
             edit = edit_for(parsed.module, document.program, diagnostic.plan, _positions(parsed, Positions))
             if edit is not None:
-                fix["edit"] = edit
+                fix = dataclasses.replace(fix, edit=edit)
     related = []
     for r in diagnostic.related:
         r_cell, r_line = place(r.line) if r.path == document.path else (None, r.line)
@@ -187,7 +185,7 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
         return FileReport(path, [wire(d, document) for d in result.before], error=str(exc))
     report = FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,
                         fixed_codes=result.applied_codes)
-    if mode == DIFF:
+    if mode == Mode.DIFF:
         report.diff = "".join(
             difflib.unified_diff(
                 document.source.text.splitlines(keepends=True), new_text.splitlines(keepends=True),

@@ -44,8 +44,8 @@ def test_edit_spliced_into_the_source_is_the_whole_module_rebuilt_with_that_fix(
     assert found, parsed.findings
     document = PythonDocument(f"{name}.py", decode(source.encode("utf-8")))
     for finding in found:
-        edit = wire(finding, document, parsed, edits=True).fix["edit"]
+        edit = wire(finding, document, parsed, edits=True).fix.edit
         lines = source.splitlines(keepends=True)
-        spliced = "".join(lines[: edit["line"] - 1] + [edit["content"]] + lines[edit["end_line"]:])
+        spliced = "".join(lines[: edit.line - 1] + [edit.content] + lines[edit.end_line:])
         assert spliced == apply_plans(parsed.module, [finding.plan])
         assert spliced != source

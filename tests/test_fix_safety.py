@@ -21,17 +21,17 @@ def _fix_of(source: str, code: str = None) -> dict:
 
 def _refused(source: str, *words: str) -> None:
     fix = _fix_of(source)
-    assert fix["available"] is False, fix
+    assert fix.available is False, fix
     for word in words:
-        assert word in fix["reason"], fix["reason"]
+        assert word in fix.reason, fix.reason
     assert fix_source(textwrap.dedent(source), unsafe=True, settings=ALL).source == textwrap.dedent(source)
 
 
 def _unsafe(source: str, *words: str) -> None:
     fix = _fix_of(source)
-    assert fix["available"] is True and fix["applicability"] == "unsafe", fix
+    assert fix.available is True and fix.applicability == "unsafe", fix
     for word in words:
-        assert word in fix["reason"], fix["reason"]
+        assert word in fix.reason, fix.reason
     dedented = textwrap.dedent(source)
     assert fix_source(dedented, unsafe=False, settings=ALL).source == dedented
     assert fix_source(dedented, unsafe=True, settings=ALL).source != dedented
@@ -39,8 +39,8 @@ def _unsafe(source: str, *words: str) -> None:
 
 def _safe(source: str) -> None:
     fix = _fix_of(source)
-    assert fix["available"] is True and fix["applicability"] == "safe", fix
-    assert "reason" not in fix
+    assert fix.available is True and fix.applicability == "safe", fix
+    assert fix.reason == "", fix
 
 
 # ----- reads of what moves, between the two points ------------------------------------------------
@@ -168,7 +168,7 @@ def test_inherited_method_between_makes_the_fix_unsafe_at_most():
                 self.log_state()
                 self.model.cuda()
     """)
-    assert fix["available"] and fix["applicability"] == "unsafe"
+    assert fix.available and fix.applicability == "unsafe"
 
 
 # ----- changes to what the moved statement reads -----------------------------------------------------
@@ -495,7 +495,7 @@ def test_torch_compile_elsewhere_is_not_a_placement_the_fix_must_follow_by_defau
     # `torch.compile` keeps the parameters: only DDP201 (opt-in) asks for the optimizer after it.
     source = textwrap.dedent(COMPILE_IN_ANOTHER_METHOD)
     (finding,) = lint_source(source, "t.py", Settings())
-    assert finding.code == "DDP002" and finding.fix["available"] is True, finding.fix
+    assert finding.code == "DDP002" and finding.fix.available is True, finding.fix
     fixed = fix_source(source, unsafe=True, settings=Settings()).source
     assert fixed.index("self.model.to(device)") < fixed.index("self.optimizer = ")
 
@@ -504,7 +504,7 @@ def test_torch_compile_elsewhere_still_refuses_the_fix_when_ddp201_is_selected()
     with_wraps = Settings(Selection(select=("DDP0", "DDP1", "DDP201")))
     findings = [f for f in lint_source(textwrap.dedent(COMPILE_IN_ANOTHER_METHOD), "t.py", with_wraps)
                 if f.code == "DDP002"]
-    assert findings[0].fix["available"] is False and "another method (`compile()`" in findings[0].fix["reason"]
+    assert findings[0].fix.available is False and "another method (`compile()`" in findings[0].fix.reason
 
 
 def test_a_method_of_the_trainer_that_adds_a_head_to_the_model_makes_the_fix_unsafe():

@@ -28,4 +28,4 @@ def test_a_lambda_parameter_named_like_a_rebound_name_does_not_refuse_the_fix():
         "    model.to(device)\n"
     )
     [finding] = lint_source(source)
-    assert finding.code == "DDP101" and finding.fix["available"], finding.fix
+    assert finding.code == "DDP101" and finding.fix.available, finding.fix

@@ -87,8 +87,8 @@ def test_refusal_reason_is_reported_and_file_left_alone(path):
     source = path.read_text(encoding="utf-8")
     reason = re.search(r"# refusal: (.+)", source).group(1).strip()
     findings = check_text(source, str(path), ALL)
-    assert findings and all(f.fix is not None and f.fix["available"] is False for f in findings)
-    assert any(reason in f.fix["reason"] and reason in f.message for f in findings)
+    assert findings and all(f.fix is not None and f.fix.available is False for f in findings)
+    assert any(reason in f.fix.reason and reason in f.message for f in findings)
     result = fix_source(source, str(path), unsafe=True, settings=ALL)
     assert result.source == source and result.applied == 0
 
@@ -123,7 +123,7 @@ def test_each_findings_edit_is_its_fix_alone(path):
     parsed = analyse_source(source, str(path), ALL)
     document = PythonDocument(str(path), decode(source.encode("utf-8")))
     for finding in fixable(parsed.findings, unsafe=True):
-        edit = wire(finding, document, parsed, edits=True).fix["edit"]
+        edit = wire(finding, document, parsed, edits=True).fix.edit
         lines = source.splitlines(keepends=True)
-        spliced = lines[: edit["line"] - 1] + [edit["content"]] + lines[edit["end_line"]:]
+        spliced = lines[: edit.line - 1] + [edit.content] + lines[edit.end_line:]
         assert "".join(spliced) == apply_plans(parsed.module, [finding.plan]), finding.message

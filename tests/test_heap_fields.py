@@ -157,4 +157,4 @@ def test_a_registered_handler_runs_when_its_object_runs(registration, reported):
     )
     found = [(f.code, f.fix) for f in lint_source(source, "t.py", ALL)]
     assert bool(found) is reported, found
-    assert all(not (fix or {}).get("available") for _, fix in found)  # no automatic fix: it runs later
+    assert all(fix is None or not fix.available for _, fix in found)  # no automatic fix: it runs later

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ..analysis.positions import Positions
 from ..documents.python import InputError
+from ..findings import Edit
 from ..engine import Diagnostic, Parsed, analyse_source, parse
 from ..settings import Settings
 from ..suppression import unsuppressed
@@ -205,7 +206,7 @@ def changed_span(old: Sequence[str], new: Sequence[str]) -> Tuple[int, int, int]
     return start, end_old, end_new
 
 
-def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> Optional[dict]:
+def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions) -> Optional[Edit]:
     """One fix as a replacement of the line range it changes (for JSON and SARIF consumers); None
     where LibCST does not give the file's text back (the edit would change more than the fix)."""
     old = text.splitlines(keepends=True)
@@ -216,12 +217,7 @@ def edit_for(module: cst.Module, text: str, plan: FixPlan, positions: Positions)
         new = apply_plans(module, [plan], positions).splitlines(keepends=True)
     start, end_old, end_new = changed_span(old, new)
     last = old[end_old - 1] if end_old > start else ""
-    return {
-        "line": start + 1,
-        "end_line": end_old,
-        "end_column": len(last.rstrip("\r\n")) + 1,
-        "content": "".join(new[start:end_new]),
-    }
+    return Edit(start + 1, end_old, len(last.rstrip("\r\n")) + 1, "".join(new[start:end_new]))
 
 
 def _block_rebuilt(module: cst.Module, old: List[str], plan: FixPlan, positions: Positions) -> Optional[List[str]]:

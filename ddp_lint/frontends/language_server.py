@@ -35,10 +35,10 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..config import ConfigError
 from ..documents import InputError, PythonDocument
-from ..findings import Finding
+from ..findings import SAFE, Finding, Mode
 from ..lines import render
 from ..parsing import Reparser
-from ..pipeline import FIX, check, fix, project_index
+from ..pipeline import check, fix, project_index
 from ..settings import Settings
 from ..workspace.configs import CONFIG_NAMES, Resolver
 from ..workspace.files import Discovery
@@ -366,7 +366,7 @@ class DdpLintServer(LanguageServer):
         document = snapshot.document()
         project = self._project(checked)
         if finding is None:
-            report = fix(document, settings, FIX, self.options.unsafe_fixes, project, write=False)
+            report = fix(document, settings, Mode.FIX, self.options.unsafe_fixes, project, write=False)
             if report.error is not None or report.output is None or report.fixed == 0:
                 return {}
             return snapshot.changed_cells(report.output) if snapshot.is_notebook else {snapshot.uri: report.output}
@@ -383,7 +383,7 @@ class DdpLintServer(LanguageServer):
             cell, line = document.place(candidate.line)
             if (candidate.code, cell, line, candidate.column) != _key(finding):
                 continue
-            edit = (candidate.fix or {}).get("edit")
+            edit = candidate.fix.edit if candidate.fix is not None else None
             if edit is None:
                 return {}
             fixed = apply_line_edit(program, edit)
@@ -503,8 +503,8 @@ def _overlaps(diagnostic_range: types.Range, wanted: types.Range) -> bool:
 
 
 def _fixable(finding: Finding, unsafe: bool) -> bool:
-    fixes = finding.fix or {}
-    return bool(fixes.get("available")) and (fixes.get("applicability") == "safe" or unsafe)
+    fix = finding.fix
+    return fix is not None and fix.available and (fix.applicability == SAFE or unsafe)
 
 
 async def code_actions(ls: DdpLintServer, params: types.CodeActionParams) -> Optional[List[types.CodeAction]]:
@@ -525,11 +525,11 @@ async def code_actions(ls: DdpLintServer, params: types.CodeActionParams) -> Opt
             continue
         diagnostic = converted[1]
         if _fixable(finding, ls.options.unsafe_fixes):
-            applicability = finding.fix["applicability"]
-            description = finding.fix.get("message") or "move the optimizer after the placement"
+            applicability = finding.fix.applicability
+            description = finding.fix.message or "move the optimizer after the placement"
             actions.append(types.CodeAction(
                 title=f"{finding.code}: {description[0].upper()}{description[1:]} ({applicability} fix)",
-                kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=applicability == "safe",
+                kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=applicability == SAFE,
                 data={"buffer": buffer, "generation": checked.generation, "finding": index},
             ))
         place = checked.snapshot.place(finding.path, finding.cell, finding.line)

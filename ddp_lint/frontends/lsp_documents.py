@@ -22,6 +22,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..documents import Document, NotebookDocument, PythonDocument
 from ..documents.python import SourceText
+from ..findings import Edit
 
 # How the parser, and so every finding's line number, splits a text into lines (LSP counts the same
 # three line ends; str.splitlines would also split on form feeds and U+2028).
@@ -147,8 +148,8 @@ def notebook_json(cells: Tuple[Cell, ...]) -> str:
     return json.dumps(document, indent=1)
 
 
-def apply_line_edit(text: str, edit: dict) -> str:
+def apply_line_edit(text: str, edit: Edit) -> str:
     """A fix's `edit` (lines `line`..`end_line`, 1-based and inclusive, replaced by `content`) applied
     to the text it was computed on."""
     lines = text.splitlines(keepends=True)  # as the edit was computed (fixer/apply.py)
-    return "".join(lines[: edit["line"] - 1]) + edit["content"] + "".join(lines[edit["end_line"]:])
+    return "".join(lines[: edit.line - 1]) + edit.content + "".join(lines[edit.end_line:])

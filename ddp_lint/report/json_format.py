@@ -16,6 +16,6 @@ def render(result: RunResult) -> str:
     document = {
         "findings": [finding_to_dict(f) for f in result.findings],
         "errors": [{"path": path, "message": message} for path, message in result.errors],
-        "summary": result.summary(),
+        "summary": result.totals(),
     }
     return json.dumps(document, indent=2)

@@ -4,24 +4,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
-from ..findings import Finding
-
-# The run's mode (the same strings as `pipeline.CHECK`, `pipeline.FIX`, `pipeline.DIFF`, `pipeline.ADD_NOQA`).
-CHECK, FIX, DIFF, ADD_NOQA = "check", "fix", "diff", "add-noqa"
+from ..findings import SAFE, UNSAFE, Finding, Mode
 
 
 def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
     """Whether `--fix` (with `--unsafe-fixes` or not, as given) fixes this finding."""
-    return _fix_applicability(finding) in (("safe", "unsafe") if unsafe_fixes else ("safe",))
+    return _fix_applicability(finding) in ((SAFE, UNSAFE) if unsafe_fixes else (SAFE,))
 
 
 def _fix_applicability(finding: Finding) -> str:
-    """"safe" or "unsafe" for a finding with an automatic fix, "" without one. `finding.fix` is a plain
-    dict (it crosses process boundaries and the cache), never the plan itself."""
+    """SAFE or UNSAFE for a finding with an automatic fix, "" without one."""
     fix = finding.fix
-    if not isinstance(fix, dict) or not fix.get("available"):
-        return ""
-    return fix.get("applicability") if fix.get("applicability") in ("safe", "unsafe") else ""
+    return fix.applicability if fix is not None and fix.available else ""
 
 
 @dataclass
@@ -34,7 +28,7 @@ class RunResult:
     fixed_by_file: Dict[str, Dict[str, int]] = field(default_factory=dict)  # `fixed`, by file and rule
     checked: List[str] = field(default_factory=list)  # every file checked, in order (junit's test cases)
     noqa_added: int = 0  # `--add-noqa`: the comments added or extended
-    mode: str = CHECK
+    mode: Mode = Mode.CHECK
     unsafe_fixes: bool = False  # --unsafe-fixes was given: unsafe fixes count as applicable
 
     def fixable(self) -> int:
@@ -43,9 +37,10 @@ class RunResult:
 
     def hidden_unsafe_fixes(self) -> int:
         """Reported findings with an unsafe fix that only `--unsafe-fixes` would apply."""
-        return 0 if self.unsafe_fixes else sum(1 for f in self.findings if _fix_applicability(f) == "unsafe")
+        return 0 if self.unsafe_fixes else sum(1 for f in self.findings if _fix_applicability(f) == UNSAFE)
 
-    def summary(self) -> Dict[str, object]:
+    def totals(self) -> Dict[str, object]:
+        """The counts of the run (JSON output's `summary`)."""
         by_code: Dict[str, int] = {}
         for finding in self.findings:
             by_code[finding.code] = by_code.get(finding.code, 0) + 1

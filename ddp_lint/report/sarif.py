@@ -51,19 +51,19 @@ def render(result: RunResult) -> str:
                 {"id": i, "message": {"text": f"{r.role}: {r.message}"}, **_location(r.path, r.cell, _region(r.line, r.column))}
                 for i, r in enumerate(f.related)
             ]
-        if f.fix and f.fix.get("available") and f.fix.get("edit"):
-            edit = f.fix["edit"]
+        if f.fix is not None and f.fix.available and f.fix.edit is not None:
+            edit = f.fix.edit
             entry["fixes"] = [
                 {
-                    "description": {"text": f.fix["message"] + (f" (unsafe: {f.fix['reason']})" if f.fix.get("reason") else "")},
-                    "properties": {"applicability": f.fix.get("applicability", "safe")},
+                    "description": {"text": f.fix.message + (f" (unsafe: {f.fix.reason})" if f.fix.reason else "")},
+                    "properties": {"applicability": f.fix.applicability},
                     "artifactChanges": [
                         {
                             "artifactLocation": {"uri": _uri(f.path)},
                             "replacements": [
                                 {
-                                    "deletedRegion": {"startLine": edit["line"], "endLine": edit["end_line"]},
-                                    "insertedContent": {"text": edit["content"][:-1] if edit["content"].endswith("\n") else edit["content"]},
+                                    "deletedRegion": {"startLine": edit.line, "endLine": edit.end_line},
+                                    "insertedContent": {"text": edit.content[:-1] if edit.content.endswith("\n") else edit.content},
                                 }
                             ],
                         }

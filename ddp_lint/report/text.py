@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from .model import CHECK, DIFF, FIX, RunResult, applicable
+from ..findings import UNSAFE, Mode
+from .model import RunResult, applicable
 
 
 def _location(path: str, line: int, column: int, cell: Optional[int]) -> str:
@@ -19,7 +20,7 @@ def render(
     concise: bool = False, statistics: bool = False, quiet: bool = False, grouped: bool = False,
     show_fixes: bool = False,
 ) -> str:
-    """`dry_run` (or `result.mode == DIFF`): the fixes were only shown (`--diff`), so the summary must
+    """`dry_run` (or `result.mode == Mode.DIFF`): the fixes were only shown (`--diff`), so the summary must
     not say they were made. `quiet`: the findings and errors, no summary."""
     out: List[str] = []
     if statistics:
@@ -32,10 +33,10 @@ def render(
     for path, message in result.errors:
         out.append(f"{path}: error: {message}")
     if show_fixes and not quiet:
-        out.extend(fixes_lines(result, dry_run or result.mode == DIFF))
+        out.extend(fixes_lines(result, dry_run or result.mode == Mode.DIFF))
     if not quiet:
-        out.extend(summary_lines(result, dry_run or result.mode == DIFF))
-        if not result.findings and not result.errors and result.mode == CHECK:
+        out.extend(summary_lines(result, dry_run or result.mode == Mode.DIFF))
+        if not result.findings and not result.errors and result.mode == Mode.CHECK:
             out.append("All checks passed!")
     return "\n".join(out)
 
@@ -54,10 +55,10 @@ def _finding_lines(finding, result: RunResult, concise: bool, lines: Optional[Li
         out.append(f"  --> {_location(related.path, related.line, related.column, related.cell)}: {related.role}: {related.message}")
         if lines and finding.cell is None and related.path == finding.path:
             out.extend(_snippet(lines, related.line, related.column))
-    fix = finding.fix if isinstance(finding.fix, dict) else None
-    if fix and fix.get("available"):
-        unsafe = " (unsafe)" if fix.get("applicability") == "unsafe" else ""
-        out.append(f"  = fix{unsafe}: {fix.get('message', '')}")
+    fix = finding.fix
+    if fix is not None and fix.available:
+        unsafe = " (unsafe)" if fix.applicability == UNSAFE else ""
+        out.append(f"  = fix{unsafe}: {fix.message}")
     return out
 
 
@@ -93,7 +94,7 @@ def fixes_lines(result: RunResult, dry_run: bool = False) -> List[str]:
         - train.py:
             2 × DDP101 (optimizer-before-move)
     """
-    if result.mode in (FIX, DIFF) or dry_run:
+    if result.mode in (Mode.FIX, Mode.DIFF) or dry_run:
         table = result.fixed_by_file
         label = "Would fix" if dry_run else "Fixed"
     else:
@@ -142,7 +143,7 @@ def summary_lines(result: RunResult, dry_run: bool = False) -> List[str]:
     was fixed plus what is still reported; then the fixes the run left out:
     `[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option).`
     when checking, `1 hidden fix can be enabled with the `--unsafe-fixes` option.` when fixing."""
-    fixing = result.mode in (FIX, DIFF) or dry_run or result.fixed > 0
+    fixing = result.mode in (Mode.FIX, Mode.DIFF) or dry_run or result.fixed > 0
     remaining = len(result.findings)
     total = remaining + result.fixed if fixing else remaining
     tail = f"Found {_plural(total, 'finding')} in {_plural(result.files, 'file')}"

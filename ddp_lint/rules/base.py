@@ -21,7 +21,9 @@ LineOf = Callable[[cst.CSTNode], int]
 
 
 @dataclass
-class Related:
+class NodeRef:
+    """A related location while it is still a parse-tree node (the engine renders it as a `findings.Related`)."""
+
     node: cst.CSTNode
     role: str  # "placement", "state", "wrap"
     message: str
@@ -35,7 +37,7 @@ class RuleHit:
     code: str
     node: cst.CSTNode
     message: str  # the explanation: what goes wrong at run time and what to do
-    related: List[Related] = field(default_factory=list)
+    related: List[NodeRef] = field(default_factory=list)
     story: Optional[HolderStory] = None  # the holder's story, for the fix planner
     summary: str = ""  # the concise first line: what, and where (under ~100 characters)
     # The placements that made it fire: each is one its table row reads (tests/test_rule_table.py).
@@ -87,12 +89,12 @@ class HolderRule(Rule):
             if not steps:
                 continue
             related = [
-                Related(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
+                NodeRef(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
                 for step in steps
             ]
             state = steps[0].state
             if state is not None:
-                related.append(Related(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
+                related.append(NodeRef(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
             message = self.message(story, steps[0], line_of)
             summary = (
                 f"{short_holder(story.holder)} {self.verb} {short_placement(steps[0].placement)} "

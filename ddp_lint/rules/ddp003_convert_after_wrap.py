@@ -31,7 +31,7 @@ from typing import Iterator, Sequence
 
 from ..analysis.events import ScopeEvents
 from ..analysis.stories import HolderStory, conversions_after_wrap
-from .base import LineOf, Related, Rule, RuleHit, placement_phrase, placement_text, short_code
+from .base import LineOf, NodeRef, Rule, RuleHit, placement_phrase, placement_text, short_code
 
 
 class ConvertAfterWrap(Rule):
@@ -60,7 +60,7 @@ class ConvertAfterWrap(Rule):
                 f"all-reduce hooks, so gradients stop being synchronized and ranks silently train apart; "
                 f"convert before wrapping"
             )
-            related = [Related(found.wrap.site.node, "wrap", f"wrapped by {found.wrap.label} here")]
+            related = [NodeRef(found.wrap.site.node, "wrap", f"wrapped by {found.wrap.label} here")]
             summary = (f"{short_code(placement_text(found.conversion))} converts the model after "
                        f"{short_code(found.wrap.label)} wrapped it (line {wrap_line})")
             yield RuleHit(self.code, found.conversion.site.statement, message, related, summary=summary,

@@ -5,7 +5,7 @@ import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
 from .callsite import Site
-from .findings import ERROR, RULES, WARNING, Related, RuntimeFinding
+from .findings import ERROR, RULES, WARNING, RuntimeRelated, RuntimeFinding
 from .invariants import StateMismatch
 from .registry import DDPRecord, OptimizerRecord, PlacementEvent
 
@@ -32,7 +32,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _finding(code: str, site: Optional[Site], message: str, outcome: str, related: Sequence[Related] = (),
+def _finding(code: str, site: Optional[Site], message: str, outcome: str, related: Sequence[RuntimeRelated] = (),
              step: Optional[int] = None, severity: Optional[str] = None) -> RuntimeFinding:
     path, line = _where(site)
     return RuntimeFinding(
@@ -47,7 +47,7 @@ def _finding(code: str, site: Optional[Site], message: str, outcome: str, relate
     )
 
 
-def related_events(events: Sequence[PlacementEvent]) -> List[Related]:
+def related_events(events: Sequence[PlacementEvent]) -> List[RuntimeRelated]:
     """One related line per call site: a call in a loop (`fully_shard(block)` for each block) is
     counted over all its runs."""
     out = []
@@ -69,14 +69,14 @@ def related_events(events: Sequence[PlacementEvent]) -> List[Related]:
             note = f"{event.op} changed {_plural(event.converted, 'parameter')} here ({event.change})"
         else:
             note = f"{event.op} here"
-        out.append(Related(event.site.path, event.site.line, note))
+        out.append(RuntimeRelated(event.site.path, event.site.line, note))
     return out
 
 
-def _related_load(record: OptimizerRecord) -> List[Related]:
+def _related_load(record: OptimizerRecord) -> List[RuntimeRelated]:
     if record.loaded_at is None:
         return []
-    return [Related(record.loaded_at.path, record.loaded_at.line, "optimizer state loaded here")]
+    return [RuntimeRelated(record.loaded_at.path, record.loaded_at.line, "optimizer state loaded here")]
 
 
 def _ops(events: Sequence[PlacementEvent]) -> str:
@@ -193,7 +193,7 @@ def convert_after_wrap(event: PlacementEvent, ddp: DDPRecord, n_params: int) -> 
         f"that carry DDP's all-reduce hooks, so gradients are no longer averaged and ranks train apart. "
         f"Convert before wrapping."
     )
-    related = [Related(ddp.site.path, ddp.site.line, "wrapped by DistributedDataParallel here")] if ddp.site else []
+    related = [RuntimeRelated(ddp.site.path, ddp.site.line, "wrapped by DistributedDataParallel here")] if ddp.site else []
     return _finding("DDP003", event.site, message, DDP_HOOKS_LOST, related)
 
 
@@ -237,7 +237,7 @@ def stepped_before_ddp(record: OptimizerRecord, ddp: DDPRecord) -> RuntimeFindin
         f"wrapped its model on {_line(ddp.site)}: DDP broadcasts parameters, not optimizer state, so rank-local "
         f"state makes ranks train apart. Wrap before the first step."
     )
-    related = [Related(ddp.site.path, ddp.site.line, "wrapped by DistributedDataParallel here")] if ddp.site else []
+    related = [RuntimeRelated(ddp.site.path, ddp.site.line, "wrapped by DistributedDataParallel here")] if ddp.site else []
     return _finding("DDP104", record.site, message, STATE_RANKS, related)
 
 
@@ -252,7 +252,7 @@ def no_effect(record: OptimizerRecord, events: Sequence[PlacementEvent], checks:
 
 
 def divergence(code: str, site: Optional[Site], n_differ: int, n_total: int, step: int, outcome: str,
-               related: Sequence[Related] = ()) -> RuntimeFinding:
+               related: Sequence[RuntimeRelated] = ()) -> RuntimeFinding:
     message = (
         f"replicated parameters disagree across ranks after step {step}: {n_differ} of {n_total} differ"
         + ("" if code != "DDP000" else "; no recorded conversion, unused wrapper or ZeRO change explains it")

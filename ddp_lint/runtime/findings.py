@@ -22,7 +22,7 @@ def rule_name(code: str) -> str:
 
 
 @dataclass
-class Related:
+class RuntimeRelated:
     path: str
     line: int
     note: str
@@ -38,7 +38,7 @@ class RuntimeFinding:
     message: str
     path: str
     line: int
-    related: List[Related] = field(default_factory=list)
+    related: List[RuntimeRelated] = field(default_factory=list)
     ranks: List[int] = field(default_factory=list)
     step: Optional[int] = None
     # A few words for verdicts ("optimizer stepped stale parameters"); the message explains.
@@ -82,7 +82,7 @@ class RuntimeFinding:
             message=str(data["message"]),
             path=str(data["path"]),
             line=int(data["line"]),  # type: ignore[arg-type]
-            related=[Related(str(r["path"]), int(r["line"]), str(r.get("note", "")))
+            related=[RuntimeRelated(str(r["path"]), int(r["line"]), str(r.get("note", "")))
                      for r in data.get("related", [])],  # type: ignore[union-attr]
             ranks=[int(r) for r in data.get("ranks", [])],  # type: ignore[union-attr]
             step=None if data.get("step") is None else int(data["step"]),  # type: ignore[arg-type]
@@ -110,7 +110,7 @@ def merge_findings(findings: Iterable[RuntimeFinding]) -> List[RuntimeFinding]:
         # A narrower count of the same thing at the same moment is part of the widest, not evidence.
         group = [f for f in group if f is first or not (f.covers and f.outcome == first.outcome
                                                          and f.step == first.step and f.covers < first.covers)]
-        related: List[Related] = []
+        related: List[RuntimeRelated] = []
         seen_related = set()
         evidence: List[str] = []
         for f in group:

@@ -130,8 +130,8 @@ def fixed_display(shown: str) -> str:
 
 def _no_fix(finding: Any) -> str:
     fix = getattr(finding, "fix", None)
-    if isinstance(fix, dict) and not fix.get("available", True):
-        return str(fix.get("reason") or "no automatic fix")
+    if fix is not None and not fix.available:
+        return fix.reason or "no automatic fix"
     return ""
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from ddp_lint.runtime import cli
-from ddp_lint.runtime.findings import Related, RuntimeFinding, merge_findings
+from ddp_lint.runtime.findings import RuntimeRelated, RuntimeFinding, merge_findings
 from ddp_lint.runtime.launcher import LaunchResult, LaunchSpec, build_command, script_lines
 from ddp_lint.runtime.report import build_report, exit_status, render_json, render_text
 from ddp_lint.runtime.verify import Side, StaticFinding, describe, model_status, verdict_for
@@ -17,7 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def _finding(rank: int, step, message: str = "m", code: str = "DDP001", line: int = 7,
              outcome: str = "optimizer stepped stale parameters") -> dict:
-    return RuntimeFinding(code, "error", message, "/x/train.py", line, [Related("/x/train.py", 9, "here")],
+    return RuntimeFinding(code, "error", message, "/x/train.py", line, [RuntimeRelated("/x/train.py", 9, "here")],
                           [rank], step, outcome).to_json()
 
 
