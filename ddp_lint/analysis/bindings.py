@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .kwargs import key_of
-from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent
+from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent
 from .blocks import expression_children
 from .names import dotted_name, dotted_names, operands
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, element_of, first_handle, handle_key, join_values, unique_holders, value_of
@@ -60,8 +60,7 @@ class BindingWalker:
             return
         disjuncts = [dotted_name(d) for d in operands(flags[0], cst.Or)]
         if all(disjuncts):
-            for holder in about:
-                holder.refused_with = holder.refused_with | frozenset(disjuncts)
+            self._emit(RefusalEvent(self._site(test), tuple(about), frozenset(disjuncts)))
 
     def _assign(self, key: str, binding: Binding) -> None:
         self.env[key] = binding
@@ -108,7 +107,7 @@ class BindingWalker:
         sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
         base = binding.handle
         if not binding.alts and not binding.element:
-            kept = self._instances[base.obj][1].get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
+            kept = self._instances[base.obj].attributes.get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
             if kept:
                 # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`;
                 # it is also a part of the object that keeps it (a wrapper module's parameters are its
@@ -374,7 +373,7 @@ class BindingWalker:
         owner, _, attribute = dotted.rpartition(".")
         binding = self.env.get(owner) if owner else None
         instance = self._instances.get(binding.handle.obj) if binding is not None else None
-        return instance[5].get(f"self.{attribute}", frozenset()) if instance is not None else frozenset()
+        return instance.parameter_attributes.get(f"self.{attribute}", frozenset()) if instance is not None else frozenset()
 
     def _kwarg(self, node: cst.BaseExpression) -> Optional[Value]:
         """What `kwargs["model"]` holds: the argument its callers pass as `model=` (while the name still

@@ -319,11 +319,11 @@ class EffectWalker:
         arguments (`Wrapper(gen)` whose `__init__` does `self.gen = gen`): its children, moved with
         it, unless its class has a method of that name of its own."""
         instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
-        if instance is None or instance[0](method) is not None:
+        if instance is None or instance.methods(method) is not None:
             return ()
         own = {h.obj for h in receiver.handles}
         return tuple(dict.fromkeys(
-            h for handles in instance[1].values() for h in handles
+            h for handles in instance.attributes.values() for h in handles
             if h.obj not in own and h.obj not in self._data and h.obj not in self._leaves))
 
     def _device_value(self, value: Value) -> FrozenSet[int]:

@@ -109,9 +109,17 @@ class HolderEvent:
     # A parameter of this function (`train()`): its callers built it, before any move made here.
     arrives: str = ""
     arrives_key: Tuple[str, str] = ("", "")  # (path, `train` or `Trainer` or `Trainer.fit`): its callers' target
-    # Flags that are false whenever it arrived: `if (self.fsdp or self.deepspeed) and optimizer is not
-    # None: raise ...` in the function it arrives in. A placement under one of them never meets it.
-    refused_with: FrozenSet[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RefusalEvent:
+    """`if (self.fsdp or self.deepspeed) and optimizer is not None: raise ...` in the function these
+    holders arrive in: the flags are false whenever they arrived, wherever the test lies, so a placement
+    under one of them never meets them."""
+
+    site: Site
+    holders: Tuple[HolderEvent, ...]
+    flags: FrozenSet[str]
 
 
 class Elsewhere:

@@ -251,7 +251,7 @@ class _Lazy:
 
     def _contextual(self, name: str, summary: Optional[HelperSummary]) -> Optional[HelperSummary]:
         if summary is not None and summary.tests and summary.in_context is None:
-            summary.in_context = lambda truths: self.in_context(name, truths)
+            return dataclasses.replace(summary, in_context=lambda truths: self.in_context(name, truths))
         return summary
 
     def start(self, name: str) -> bool:

@@ -84,8 +84,9 @@ class SummaryReplay:
         special = summary.in_context(truths)
         if special is None:
             return summary
-        special.locate = special.locate or summary.locate
-        special.key = special.key or summary.key
+        if (special.locate is None and summary.locate is not None) or (special.key is None and summary.key is not None):
+            # the context's walk is the module's own: where it lies is what the caller's summary says
+            special = dataclasses.replace(special, locate=special.locate or summary.locate, key=special.key or summary.key)
         return special
 
     def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
@@ -109,11 +110,12 @@ class SummaryReplay:
         if summary is None and owner and owner != "self":
             # `engine.prepare()`, `self.engine.prepare()` on an object built here from a known class
             instance = self._instance_of(owner)
-            summary = instance[0](method_name) if instance is not None else None
-            if summary is not None and summary.locate is None:
-                summary.locate = instance[3]  # a class of another module: its methods are there too
+            summary = instance.methods(method_name) if instance is not None else None
+            if summary is not None and summary.locate is None and instance.locate is not None:
+                # a class of another module: its methods are there too
+                summary = dataclasses.replace(summary, locate=instance.locate)
             if summary is not None:
-                self._note_method_order(owner, instance[4], method_name)
+                self._note_method_order(owner, instance.class_name, method_name)
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
             if imported is not None and imported not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
@@ -135,7 +137,7 @@ class SummaryReplay:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
             if origin.kind == "self" and instance is not None:
                 # `engine.prepare()` moving `self.model`: the model the caller handed to `Engine(...)`
-                kept = instance[1].get(origin.key, ())
+                kept = instance.attributes.get(origin.key, ())
                 if not kept and origin.key.startswith("self."):
                     return tuple(Handle(h.obj, h.sub + (origin.key[5:],) + sub, h.text) for h in receiver)
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in kept)
@@ -169,7 +171,7 @@ class SummaryReplay:
                 event.synced and actual(origin, sub) for origin, sub, event in summary.placements):
             # the method re-points the optimizers it can reach once its moves are done (a regrouping
             # helper handed `self.optimizers`, a syncing context around the move)
-            held = self._held_holders() + (instance[2] if instance is not None else ())
+            held = self._held_holders() + (instance.handed if instance is not None else ())
             if held:
                 self._emit(ManagedEvent(self._site(call, via=via), held, via))
         return passed
@@ -309,8 +311,8 @@ class SummaryReplay:
         handed = tuple({id(h): h for h in (*passed, *made)}.values())
         carried = {key: frozenset(h for origin, sub in entries for h in actual(origin, sub))
                    for key, entries in summary.parameter_attributes.items()}
-        self._built[id(call)] = (summary.methods, kept, handed, summary.locate, summary.name,
-                                 {key: params for key, params in carried.items() if params})
+        self._built[id(call)] = Instance(summary.methods, kept, handed, summary.locate, summary.name,
+                                         {key: params for key, params in carried.items() if params})
 
     def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
         """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):

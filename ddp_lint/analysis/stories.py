@@ -15,6 +15,7 @@ from .events import (
     ManagedEvent,
     PlacementEvent,
     RebindEvent,
+    RefusalEvent,
     ScopeEvents,
     StateEvent,
 )
@@ -66,6 +67,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
     story = HolderStory(holder, scope)
+    refused = frozenset().union(*(e.flags for e in scope.events
+                                  if isinstance(e, RefusalEvent) and any(h is holder for h in e.holders)))
     states: List[StateEvent] = []
     endings: List[object] = []
     moved: List[PlacementEvent] = []  # the placements after the holder so far, on its paths
@@ -87,7 +90,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
             if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):
                 continue
-            if holder.refused_with and _under_flag(event.site, holder.refused_with):
+            if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
             if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -11,11 +11,15 @@ from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 
-# An object built from a summarised class: (its method summaries, what its attributes hold, the holders
-# handed to its constructor, where its class's statements are when another module defines it)
-Instance = Tuple[Callable[[str], Optional["HelperSummary"]], Dict[str, Tuple[Handle, ...]], Tuple[HolderEvent, ...],
-                 Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]], str,  # ..., its class's name,
-                 Dict[str, FrozenSet[Handle]]]  # and the attributes that carry the arguments' parameters
+class Instance(NamedTuple):
+    """An object built from a summarised class."""
+
+    methods: Callable[[str], Optional["HelperSummary"]]  # its class's method summaries, by name
+    attributes: Dict[str, Tuple[Handle, ...]]  # what its attributes hold: `self.model` -> the caller's model
+    handed: Tuple[HolderEvent, ...]  # the holders handed to its constructor
+    locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]]  # where its class is, in another module
+    class_name: str
+    parameter_attributes: Dict[str, FrozenSet[Handle]]  # attributes carrying the arguments' parameters
 
 
 @dataclass

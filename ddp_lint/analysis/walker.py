@@ -251,7 +251,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             defines = getattr(self.method_helpers, "defines", None)
             return defines is not None and defines(method)
         instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
-        return instance is not None and instance[0](method) is not None
+        return instance is not None and instance.methods(method) is not None
 
     def _instance_of(self, name: str):
         """The class summary and attributes of the object a plain name holds, if it was built here."""

@@ -16,6 +16,7 @@ same-file helper has none).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -36,6 +37,7 @@ class ProjectIndex:
         self.resolver = Resolver(roots)
         self.catalog = catalog
         self._modules: Dict[Tuple[str, str], object] = {}  # (path, name) -> summaries of that excerpt, or None
+        self._located: Dict[Tuple[str, str], tuple] = {}  # (path, name) -> (its summary, that summary located)
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
         self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
@@ -117,10 +119,15 @@ class ProjectIndex:
             return None
         summaries, module, line_map = entry
         summary = summaries.get(inner)
-        if summary is not None and summary.locate is None:
-            summary.locate = _locator(path, module, line_map)
-            summary.key = (os.path.abspath(path), inner)
-        return summary
+        if summary is None or summary.locate is not None:
+            return summary
+        # The module's summaries stay as its own walks made them; its callers get a copy that says
+        # where the definition lies (made once per definition, not at every call)
+        located = self._located.get((path, inner))
+        if located is None or located[0] is not summary:
+            located = self._located[(path, inner)] = (summary, dataclasses.replace(
+                summary, locate=_locator(path, module, line_map), key=(os.path.abspath(path), inner)))
+        return located[1]
 
     # ----- for the callee side ------------------------------------------------------------------------
     def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
