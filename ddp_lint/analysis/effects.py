@@ -21,6 +21,7 @@ from .events import (
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of
+from .summary import ArgumentState
 from .bindings import is_cpu_device
 from .holders import MODEL_NAME
 
@@ -210,7 +211,7 @@ class EffectWalker:
         if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
             origin = self.origins.get(handle.obj)
             if origin is not None and origin.kind == "param":
-                self.argument_state_calls.append((origin, method, next(self.order)))  # for its callers
+                self.argument_state_calls.append(ArgumentState(origin, method, next(self.order)))  # for its callers
         if method in cat.STATE_METHODS and receiver.holders:
             site = self._site(call)
             for holder in receiver.holders:

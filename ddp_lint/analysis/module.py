@@ -17,7 +17,7 @@ from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin
-from .summary import HelperSummary
+from .summary import BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, SummaryPlacement
 from .walker import ScopeWalker
 
 
@@ -375,12 +375,13 @@ def _base_method(kind: Optional[str], name: str) -> Optional[HelperSummary]:
     model = Origin("self", "self.model")
     summary = HelperSummary(name)
     if kind == cat.OPTIMIZER_SETUP:
-        summary.self_holders.append((cat.FACTORY, "the base class's optimizers", [(model, ())], False, "self.optimizers"))
+        summary.self_holders.append(KeptHolder(cat.FACTORY, "the base class's optimizers", [Part(model, ())], False,
+                                                "self.optimizers"))
         return summary
     placement = cat.base_method_placement(kind)
     event = PlacementEvent(Site(0, cst.Name(name), ()), Handle(-1, (), "self.model"), placement.kind, placement.label,
                            placement.sync_wrapper, placement.ddp, operation=name)
-    summary.placements.append((model, (), event))
+    summary.placements.append(SummaryPlacement(model, (), event))
     return summary
 
 
@@ -415,29 +416,30 @@ class _LazyConstructors(_Lazy):
         for key, binding in walker.env.items():
             origin = walker.origins.get(binding.handle.obj)
             if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
-                summary.attributes[key] = (origin, binding.handle.sub)
+                summary.attributes[key] = Part(origin, binding.handle.sub)
             elif key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders:
-                carried = [(walker.origins[h.obj], h.sub) for h in binding.params
+                carried = [Part(walker.origins[h.obj], h.sub) for h in binding.params
                            if h.obj in walker.origins and walker.origins[h.obj].kind == "param"]
                 if carried:
                     summary.parameter_attributes[key] = carried
         for event in walker.scope.events:
             if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
                 # the object placed inside its own constructor, before or after its optimizer
-                summary.constructed.append((event, (), [(Origin("new", name), tuple(event.handle.text.split(".")[1:]))], False, ""))
+                summary.constructed.append(Constructed(event, (), [Part(Origin("new", name), tuple(event.handle.text.split(".")[1:]))],
+                                                       False, ""))
         for holder in walker.scope.of_type(HolderEvent):
             models = []
             for handle in holder.models:
                 origin = walker.origins.get(handle.obj)
                 if origin is not None and origin.kind == "param":
-                    models.append((origin, handle.sub))
+                    models.append(Part(origin, handle.sub))
                 elif handle.text == "self" or handle.text.startswith("self."):
                     # the new object itself, or a submodule of it
-                    models.append((Origin("new", name), tuple(handle.text.split(".")[1:])))
+                    models.append(Part(Origin("new", name), tuple(handle.text.split(".")[1:])))
             if models:
                 attribute = holder.var[5:] if holder.var and holder.var.startswith("self.") else ""
-                summary.constructed.append((holder, holder.label, models, holder.bucket_view, attribute))
-        summary.constructed.sort(key=lambda entry: entry[0].site.order)
+                summary.constructed.append(Constructed(holder, holder.label, models, holder.bucket_view, attribute))
+        summary.constructed.sort(key=lambda entry: entry.event.site.order)
         return summary
 
 
@@ -453,13 +455,13 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             continue  # a local name now means a copy: the caller's object is as it was
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):
-            summary.placements.append((origin, event.handle.sub, _with_device_origins(event, walker)))
+            summary.placements.append(SummaryPlacement(origin, event.handle.sub, _with_device_origins(event, walker)))
     for built in walker.scope.of_type(HolderEvent):
         if built.var and built.var.startswith("self.") and built.site.via is None:
-            models = [(walker.origins[h.obj], h.sub) for h in built.models
+            models = [Part(walker.origins[h.obj], h.sub) for h in built.models
                       if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
             if models:
-                summary.self_holders.append((built.kind, built.label, models, built.bucket_view, built.var))
+                summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, built.var))
     summary.fields = _returned_fields(walker)
     for value in walker.returns:
         holder: HolderEvent = value.holder
@@ -470,9 +472,9 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             for handle in holder.models:
                 origin = walker.origins.get(handle.obj)
                 if origin is not None and origin.kind in ("param", "self"):
-                    models.append((origin, handle.sub))
+                    models.append(Part(origin, handle.sub))
             if models:
-                summary.holder = (holder.kind, holder.label, models, holder.bucket_view)
+                summary.holder = BuiltHolder(holder.kind, holder.label, models, holder.bucket_view)
         elif value.handle is not None:
             origin = walker.origins.get(value.handle.obj)
             if origin is not None and origin.kind == "param":
@@ -480,7 +482,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         for handle in value.params if holder is None else ():
             origin = walker.origins.get(handle.obj)
             if origin is not None and origin.kind in ("param", "self"):
-                summary.returned_params.append((origin, handle.sub))
+                summary.returned_params.append(Part(origin, handle.sub))
     return summary
 
 
@@ -508,16 +510,16 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
             if holder is not None and holder.arrives:
                 holder = None  # the optimizer the caller handed in, handed back: the caller's own
             if holder is not None:
-                models = [(walker.origins[h.obj], h.sub) for h in holder.models
+                models = [Part(walker.origins[h.obj], h.sub) for h in holder.models
                           if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
                 if models:
-                    entry = ("holder", (holder.kind, holder.label, models, holder.bucket_view))
+                    entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view))
             elif entry is None and value.handle is not None:
                 origin = walker.origins.get(value.handle.obj)
                 if origin is not None and origin.kind == "param" and origin.index < (1 << 30):
-                    entry = ("param", origin.index)
+                    entry = ReturnedField("param", origin.index)
         fields.append(entry)
-    return tuple(fields) if any(entry is not None and entry[0] == "holder" for entry in fields) else ()
+    return tuple(fields) if any(entry is not None and entry.kind == "holder" for entry in fields) else ()
 
 
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -13,7 +13,7 @@ from .context import NONE_TEST, call_truths, literal_truth, never_runs
 from .events import Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY
-from .summary import HelperSummary, Instance, NONE_HANDED
+from .summary import Handling, HelperSummary, Instance, NONE_HANDED
 
 
 class SummaryReplay:
@@ -42,7 +42,7 @@ class SummaryReplay:
                                         (positional, keywords, truths))
         # the callee's steps and moves replay in its own order: `train_epoch(model, opt)` that moves the
         # model and then steps gives the optimizer its state after the move, not before
-        first = min((event.site.order for _, _, event in summary.placements), default=None)
+        first = min((placed.event.site.order for placed in summary.placements), default=None)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
                                 _handed_optimizers(args, summary))
@@ -198,7 +198,7 @@ class SummaryReplay:
         for value in values:
             origin = self.origins.get(value.handle.obj) if value.handle is not None else None
             if origin is not None and origin.kind == "param" and not value.handle.sub:
-                self.handled.append((origin, site))
+                self.handled.append(Handling(origin, site))
 
     def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
                             instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
@@ -329,15 +329,15 @@ class SummaryReplay:
         values = []
         for entry in summary.fields:
             value = EMPTY
-            if entry is not None and entry[0] == "holder":
-                kind, label, models, bucket_view = entry[1]
+            if entry is not None and entry.kind == "holder":
+                kind, label, models, bucket_view = entry.what
                 handles = frozenset(h for o, s in models for h in actual(o, s))
                 if handles:
                     event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                     self._emit(event)
                     value = Value(holders=(event,))
-            elif entry is not None and entry[1] < len(positional):
-                returned = positional[entry[1]]
+            elif entry is not None and entry.what < len(positional):
+                returned = positional[entry.what]
                 value = Value(handle=returned.handle, alts=returned.alts)
             values.append(value)
         return Value(fields=tuple(values))

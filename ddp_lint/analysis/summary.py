@@ -22,46 +22,117 @@ class Instance(NamedTuple):
     parameter_attributes: Dict[str, FrozenSet[Handle]]  # attributes carrying the arguments' parameters
 
 
+class Part(NamedTuple):
+    """What a caller hands in (`origin`: an argument, `self`, the new object), or a submodule of it
+    (`sub`: `("encoder",)` for `model.encoder`)."""
+
+    origin: Origin
+    sub: Tuple[str, ...]
+
+
+class SummaryPlacement(NamedTuple):
+    """A placement of what a caller hands in, replayed at each call on the caller's object."""
+
+    origin: Origin
+    sub: Tuple[str, ...]
+    event: PlacementEvent
+
+
+class BuiltHolder(NamedTuple):
+    """A holder the function builds on what its callers hand in: its catalog kind, its label, the parts
+    it holds, and whether it is a ZeRO optimizer with bucket views."""
+
+    kind: str
+    label: str
+    models: List[Part]
+    bucket_view: bool
+
+
+class KeptHolder(NamedTuple):
+    """A holder a method builds and keeps on the object (`self.optimizer = SGD(self.model.parameters())`)."""
+
+    kind: str
+    label: str
+    models: List[Part]
+    bucket_view: bool
+    attribute: str  # `self.optimizer`
+
+
+class Constructed(NamedTuple):
+    """One step of a constructor, in its order: a holder built (`event` a HolderEvent, `label` its label,
+    `attribute` where the new object keeps it) or a placement of the new object (`event` a
+    PlacementEvent, `label` empty)."""
+
+    event: object
+    label: object
+    models: List[Part]
+    bucket_view: bool
+    attribute: str
+
+
+class ArgumentState(NamedTuple):
+    """A state call on an argument (`optimizer.load_state_dict(...)`), with where in the function's order."""
+
+    origin: Origin
+    method: str
+    order: int
+
+
+class Handling(NamedTuple):
+    """Where the function hands an argument to a call that takes model and optimizer together."""
+
+    origin: Origin
+    site: Site
+
+
+class ReturnedField(NamedTuple):
+    """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder) or
+    an argument handed back (`kind` "param", `what` its index)."""
+
+    kind: str
+    what: object
+
+
 @dataclass
 class HelperSummary:
     """What calling a same-module function does to its arguments (and `self.*`), seen from outside."""
 
     name: str
-    placements: List[Tuple[Origin, Tuple[str, ...], PlacementEvent]] = field(default_factory=list)
-    holder: Optional[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool]] = None
+    placements: List[SummaryPlacement] = field(default_factory=list)
+    holder: Optional[BuiltHolder] = None
     returns_param: Optional[int] = None
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
-    argument_state_calls: List[Tuple[Origin, str, int]] = field(default_factory=list)  # ..., where in its order
+    argument_state_calls: List[ArgumentState] = field(default_factory=list)
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments
     # or on the new object) and the placements of the new object itself.
-    constructed: List[Tuple[object, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
+    constructed: List[Constructed] = field(default_factory=list)
     regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
     # Where it hands an argument to a call that takes the model and the optimizer together
     # (`amp.initialize(model, optimizer)`), with the conditions on the way: a caller that rebinds its
     # optimizer from this call leaves the order to it on those paths only.
-    handled: List[Tuple[Origin, Site]] = field(default_factory=list)
+    handled: List[Handling] = field(default_factory=list)
     # The parameters its `if` tests read: a call that decides one gets the summary of a walk in that
     # context (`in_context`, given by whoever made the summary), not only its events filtered.
     tests: FrozenSet[str] = frozenset()
     kwargs_keys: Tuple[str, ...] = ()  # the constant keys it reads out of `**kwargs` (analysis/kwargs.py)
     # A constructor's attributes that carry the arguments' parameters (`self.master_params = [p for p in
     # model.parameters()]`): an optimizer built on `mp.master_params` holds the model's.
-    parameter_attributes: Dict[str, List[Tuple[Origin, Tuple[str, ...]]]] = field(default_factory=dict)
+    parameter_attributes: Dict[str, List[Part]] = field(default_factory=dict)
     # The parameters what it returns carries, as the caller's objects (`return [{"params": self.fc.parameters()}]`).
-    returned_params: List[Tuple[Origin, Tuple[str, ...]]] = field(default_factory=list)
+    returned_params: List[Part] = field(default_factory=list)
     arguments: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)  # as `decidable`, rebound ones too
     in_context: Optional[Callable[[Dict[str, bool]], Optional["HelperSummary"]]] = None
     # Hands `self.optimizers` to a helper that regroups them (composer's `load_model_state` calling
     # `prepare_fsdp_module(self.model, self.optimizers)`): a call of this method keeps them in step.
     syncs_self_optimizers: bool = False
     # A method's holders kept on the object (`self.optimizer = SGD(self.model.parameters())` in a
-    # base class's `setup()`): (kind, label, models, bucket view, `self.optimizer`).
-    self_holders: List[Tuple[str, str, List[Tuple[Origin, Tuple[str, ...]]], bool, str]] = field(default_factory=list)
+    # base class's `setup()`).
+    self_holders: List[KeptHolder] = field(default_factory=list)
     # A class's constructor: `self.model = model` in `__init__` (the attribute and the argument it
     # keeps), and its methods' summaries, so that `engine = Engine(model); engine.prepare()` follows.
-    attributes: Dict[str, Tuple[Origin, Tuple[str, ...]]] = field(default_factory=dict)
+    attributes: Dict[str, Part] = field(default_factory=dict)
     methods: Optional[Callable[[str], Optional["HelperSummary"]]] = None
     # Set for a summary of another module's function: where its statements are, for related locations.
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]] = None
@@ -69,6 +140,5 @@ class HelperSummary:
     # The parameters a call's literal arguments decide (analysis/context.py): an event under
     # `if use_half:` is not replayed at a call that leaves `use_half=False`.
     decidable: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)
-    # A function that returns a tuple (`return optimizer, scheduler`): per position, ("holder", (kind,
-    # label, models, bucket view)) or ("param", the index of the argument handed back), or None.
-    fields: Tuple[Optional[Tuple[str, object]], ...] = ()
+    # A function that returns a tuple (`return optimizer, scheduler`): what each position is, or None.
+    fields: Tuple[Optional[ReturnedField], ...] = ()

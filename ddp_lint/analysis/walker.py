@@ -25,7 +25,7 @@ from .blocks import suite_body
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses
 from .heap import Arm, Binding, Callables, Env, Origin, Value
-from .summary import HelperSummary, Instance
+from .summary import ArgumentState, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
 from .holders import HolderWalker
@@ -69,7 +69,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
         self.state_calls: List[Tuple[str, str]] = []
-        self.argument_state_calls: List[Tuple[Origin, str, int]] = []
+        self.argument_state_calls: List[ArgumentState] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
         # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
         self._instances: Dict[int, Instance] = {}
@@ -78,7 +78,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.order = count()
         self.self_calls: set = set()  # `self.method()` calls seen: the methods `__init__` runs itself
         self.regroups = False  # an `add_param_group` call was seen (see HelperSummary.regroups)
-        self.handled: List[Tuple[Origin, Site]] = []  # see HelperSummary.handled
+        self.handled: List[Handling] = []  # see HelperSummary.handled
         self.tested: set = set()  # the names `if` tests read (see HelperSummary.tests)
         self.context: Dict[str, bool] = {}  # what the call this summary is for decides (analysis/context.py)
         self._rebound: set = set()
