@@ -183,9 +183,9 @@ class BindingWalker:
         for holder in value.holders:
             if holder.var is None:
                 holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
-        self._assign(key, Binding(handle, value.params, value.holders, value.xla, is_cpu_device(value_node), alts,
-                                  value.members, value.element and value.handle is not None, value.makes,
-                                  value.callables, value.device_of))
+        self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
+                                  value.element and value.handle is not None, value.makes, value.callables,
+                                  value.device_of, cpu=is_cpu_device(value_node)))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node

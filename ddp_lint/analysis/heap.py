@@ -28,48 +28,17 @@ class Origin:
 
 
 @dataclass(frozen=True)
-class Binding:
-    """What one name may hold where the walk is. Never changed in place: an arm's copy of the
-    environment shares bindings with the others until it rebinds them."""
+class Held:
+    """What a name or an expression may hold: the facts a binding and a value share."""
 
-    handle: Handle
-    params: FrozenSet[Handle] = frozenset()
+    handle: Optional[Handle] = None  # the object, or None (a literal, an unknown call's result)
+    params: FrozenSet[Handle] = frozenset()  # the objects whose parameters it carries
     holders: Tuple[HolderEvent, ...] = ()
     xla: bool = False
-    cpu: bool = False  # `device = torch.device("cpu")` on every path: moving there is a no-op
-    alts: FrozenSet[Handle] = frozenset()  # the other objects it holds on other paths
+    alts: FrozenSet[Handle] = frozenset()  # the other objects it may be, on other paths
     members: FrozenSet[Handle] = frozenset()  # the modules a list, tuple or ModuleList of it holds
-    element: bool = False  # bound by a loop or comprehension to one of a container's modules
-    makes: Optional[str] = None  # holds an optimizer class or partial: calling it builds a holder
-    callables: Callables = frozenset()  # the classes or functions of this file it may be (see Value)
-    device_of: FrozenSet[int] = frozenset()  # see Value
-
-    @property
-    def holder(self) -> Optional[HolderEvent]:
-        return self.holders[0] if self.holders else None
-
-
-@dataclass
-class Value:
-    handle: Optional[Handle] = None
-    params: FrozenSet[Handle] = frozenset()
-    holders: Tuple[HolderEvent, ...] = ()
-    xla: bool = False
-    copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`, or `x.to(device)` of a tensor `x`
-    copy_label: str = "copy.deepcopy()"
-    copy_operation: str = ""  # cat.TENSOR_COPY for a tensor's `.to()`
-    leaf: bool = False  # a tensor made to be trained on its own (`torch.zeros(1, requires_grad=True)`)
-    # Placements applied to a new object before it has a name (`model = Net().to(device)`).
-    pending: Tuple[PlacementEvent, ...] = ()
-    alts: FrozenSet[Handle] = frozenset()
-    members: FrozenSet[Handle] = frozenset()
-    contains: bool = False  # a holder that keeps `handle` as a submodule (`EMA(model)`)
     element: bool = False  # one of a container's modules, bound by a loop or comprehension
     makes: Optional[str] = None  # a callable that builds a holder of this kind (`getattr(torch.optim, name)`)
-    # A tuple or list of known length: what each position holds (`return optimizer, scheduler`), so that
-    # `opt, sched = build(model)` gives each name its own object.
-    fields: Tuple["Value", ...] = ()
-    items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
     # A class or function of this file as a value (`placer_class=DevicePlacer`, a registry dict
     # `{"gpu": GpuPlacer, "cpu": CpuPlacer}`): (the constant key it sits under, or None; its name).
     # Calling the value calls each one it may be.
@@ -88,6 +57,31 @@ class Value:
         if self.handle is None:
             return ()
         return (self.handle,) + tuple(sorted(self.alts - {self.handle}, key=handle_key))
+
+
+@dataclass(frozen=True)
+class Binding(Held):
+    """What one name may hold where the walk is (its `handle` is always set). Never changed in place:
+    an arm's copy of the environment shares bindings with the others until it rebinds them."""
+
+    cpu: bool = False  # `device = torch.device("cpu")` on every path: moving there is a no-op
+
+
+@dataclass(frozen=True)
+class Value(Held):
+    """What an expression evaluates to."""
+
+    copy_of: Optional[Handle] = None  # `copy.deepcopy(x)`, or `x.to(device)` of a tensor `x`
+    copy_label: str = "copy.deepcopy()"
+    copy_operation: str = ""  # cat.TENSOR_COPY for a tensor's `.to()`
+    leaf: bool = False  # a tensor made to be trained on its own (`torch.zeros(1, requires_grad=True)`)
+    # Placements applied to a new object before it has a name (`model = Net().to(device)`).
+    pending: Tuple[PlacementEvent, ...] = ()
+    contains: bool = False  # a holder that keeps `handle` as a submodule (`EMA(model)`)
+    # A tuple or list of known length: what each position holds (`return optimizer, scheduler`), so that
+    # `opt, sched = build(model)` gives each name its own object.
+    fields: Tuple["Value", ...] = ()
+    items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
 
 
 EMPTY = Value()
