@@ -36,7 +36,7 @@ class BindingWalker:
     def _only_when_absent(self, key: str, holder: HolderEvent) -> bool:
         """Whether this path runs only when the handed optimizer is missing: under `if key is None:`,
         `if not key:` or the `else` of `if key is not None:` / `if key:`."""
-        names = {key, holder.var}
+        names = {key, self.scope.name_of(holder)}
         for guard in self._guards:
             for conjunct in operands(guard.test, cst.And) if guard.holds else (guard.test,):
                 absent, subject = _absence_test(conjunct)
@@ -181,8 +181,8 @@ class BindingWalker:
         if isinstance(value_node, cst.Call) and id(value_node) in self._built:
             self._instances[handle.obj] = self._built.pop(id(value_node))
         for holder in value.holders:
-            if holder.var is None:
-                holder.var = f"{key}.{holder.attribute}" if holder.attribute else key
+            if self.scope.name_of(holder) is None:
+                self.scope.names[id(holder)] = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
                                   value.device_of, cpu=is_cpu_device(value_node)))

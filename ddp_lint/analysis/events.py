@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -95,13 +95,13 @@ def _contradict(guards: Tuple[Guard, ...]) -> bool:
     return False
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)  # one holder, one object: compared by identity
 class HolderEvent:
     site: Site
     kind: str  # catalog holder kind
     label: str  # "SGD", "build_optimizer()"
     models: FrozenSet[Handle]
-    var: Optional[str] = None
+    var: Optional[str] = None  # the name it arrives under; a built one's first name is the scope's (`name_of`)
     bucket_view: bool = False
     copies: bool = False  # keeps a deep copy of the model (timm's ModelEma, AveragedModel)
     placed_copy: bool = False  # a copy told where to live (`device=`): a later move does not strand it
@@ -147,7 +147,7 @@ class Elsewhere:
         return id(self._node)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlacementEvent:
     site: Site
     handle: Handle
@@ -179,21 +179,21 @@ class PlacementEvent:
 
 
 
-@dataclass
+@dataclass(frozen=True)
 class StateEvent:
     site: Site
     holder: HolderEvent
     method: str  # "step" or "load_state_dict"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ManagedEvent:
     site: Site
     holders: Tuple[HolderEvent, ...]
     label: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class RebindEvent:
     """The variable that held a holder now holds a new holder: the old one is superseded."""
 
@@ -202,14 +202,14 @@ class RebindEvent:
     new: Optional[HolderEvent]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DiscardedWrapperEvent:
     site: Site
     handle: Optional[Handle]
     label: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class ForwardEvent:
     """A module handle is called (`model(x)`): training or evaluation runs through it here."""
 
@@ -232,6 +232,13 @@ class ScopeEvents:
     built_here: Set[int] = field(default_factory=set)
     # A class's methods its callers call in this order on one object (`learner.compile(); learner.fit()`).
     ordered: FrozenSet[Tuple[str, str]] = frozenset()
+
+    # The name each holder built here is first bound to (`opt`, `self.optimizer`), by the holder's id: the
+    # holder is emitted before its statement binds it, and an event is never changed once emitted.
+    names: Dict[int, str] = field(default_factory=dict)
+
+    def name_of(self, holder: "HolderEvent") -> Optional[str]:
+        return holder.var or self.names.get(id(holder))
 
     def of_type(self, kind: type) -> List:
         return [event for event in self.events if isinstance(event, kind)]

@@ -336,6 +336,7 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
     if not names:
         return None
     local: Dict[str, _LazySummaries] = {}
+    keyed: Dict[Tuple[str, str], tuple] = {}  # (base, name) -> (its summary, that summary as `super()` names it)
 
     def inherited(name: str) -> Optional[HelperSummary]:
         for base in names:
@@ -347,8 +348,12 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
                                                  _bases(classes[base], classes, imports, new_walker, project, path, catalog))
                 summary = local[base].get(name)
                 if summary is not None and summary.key is None:
-                    # what `super().name()` calls, as its callee side names itself (a constructor by its class)
-                    summary.key = (os.path.abspath(path) if path else "", base if name == "__init__" else f"{base}.{name}")
+                    # what `super().name()` calls, as its callee side names itself (a constructor by its
+                    # class): a copy, once; the class's own summary stays as its walk made it
+                    if (base, name) not in keyed or keyed[(base, name)][0] is not summary:
+                        keyed[(base, name)] = (summary, dataclasses.replace(summary, key=(
+                            os.path.abspath(path) if path else "", base if name == "__init__" else f"{base}.{name}")))
+                    summary = keyed[(base, name)][1]
             elif project is not None and imports.imported_name(base):
                 summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
             else:
@@ -437,7 +442,8 @@ class _LazyConstructors(_Lazy):
                     # the new object itself, or a submodule of it
                     models.append(Part(Origin("new", name), tuple(handle.text.split(".")[1:])))
             if models:
-                attribute = holder.var[5:] if holder.var and holder.var.startswith("self.") else ""
+                var = walker.scope.name_of(holder)
+                attribute = var[5:] if var and var.startswith("self.") else ""
                 summary.constructed.append(Constructed(holder, holder.label, models, holder.bucket_view, attribute))
         summary.constructed.sort(key=lambda entry: entry.event.site.order)
         return summary
@@ -457,11 +463,12 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if origin is not None and origin.kind in ("param", "self"):
             summary.placements.append(SummaryPlacement(origin, event.handle.sub, _with_device_origins(event, walker)))
     for built in walker.scope.of_type(HolderEvent):
-        if built.var and built.var.startswith("self.") and built.site.via is None:
+        var = walker.scope.name_of(built)
+        if var and var.startswith("self.") and built.site.via is None:
             models = [Part(walker.origins[h.obj], h.sub) for h in built.models
                       if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
             if models:
-                summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, built.var))
+                summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.fields = _returned_fields(walker)
     for value in walker.returns:
         holder: HolderEvent = value.holder

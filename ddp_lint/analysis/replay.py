@@ -400,7 +400,7 @@ class SummaryReplay:
         statement = self._chain[-1] if self._chain else None
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
-        names = {holder.var for holder in passed if holder.var}
+        names = {self.scope.name_of(holder) for holder in passed} - {None}
         for small in statement.body:
             if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]

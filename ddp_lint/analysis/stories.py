@@ -1,6 +1,7 @@
 """What happens to each holder's model after the holder is built: the facts every rule reads."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import FrozenSet, Iterator, List, Optional, Tuple
 
@@ -66,7 +67,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                and not event.site.exclusive_with(holder.site)]
     placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
-    story = HolderStory(holder, scope)
+    # what the rules and the fix planner read: the holder under the name this scope gave it
+    story = HolderStory(dataclasses.replace(holder, var=scope.name_of(holder)) if holder.var is None else holder, scope)
     refused = frozenset().union(*(e.flags for e in scope.events
                                   if isinstance(e, RefusalEvent) and any(h is holder for h in e.holders)))
     states: List[StateEvent] = []
