@@ -176,7 +176,9 @@ class PlacementEvent:
     # Replayed at a call: the optimizers this call hands to parameters the callee takes them by; the
     # callee's side reports a pair with one of those (one bug, one report).
     handed_optimizers: Tuple["HolderEvent", ...] = ()
-
+    # Replayed from a helper of the same module (no `elsewhere`): the statement there that makes it, so a
+    # summary replayed in another module shows that statement, not the call that reached it.
+    source: Optional[cst.CSTNode] = None
 
 
 @dataclass(frozen=True)

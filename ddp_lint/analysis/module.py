@@ -6,7 +6,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -81,8 +81,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
             {m.name.value: m for m in methods}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
-        # __init__ runs first; the other methods are taken in source order.
-        ordered = sorted(methods, key=lambda m: m.name.value != "__init__")
+        ordered = sorted(methods, key=lambda m: m.name.value != "__init__")  # __init__ first, then source order
         for method in ordered:
             walker.forget_locals()
             qualified = f"{prefix}{klass.name.value}"
@@ -93,6 +92,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
             walker.walk_body(suite_body(method.body), root=(method,))
             if method.name.value == "__init__":
                 walker.scope.init_calls = frozenset(walker.self_calls)
+        _inherited_placements(walker, klass, {method.name.value for method in methods})
         analysis.scopes.append(walker.scope)
         for definition in _definitions(suite_body(klass.body)):
             if isinstance(definition, cst.ClassDef):
@@ -113,6 +113,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+def _inherited_placements(walker: ScopeWalker, klass: cst.ClassDef, defined: Set[str]) -> None:
+    """The placement methods a class inherits (`to()`, `cuda()` of a base that moves `self.model`) run
+    after its constructor, as its own would: asked only of a constructor that builds a holder."""
+    if "__init__" in defined and walker.scope.of_type(HolderEvent):
+        for name in sorted(set(cat.METHOD_PLACEMENTS) - defined):
+            walker.replay_inherited(klass, name)
 
 
 def _lifecycle(klass: cst.ClassDef, imports: ImportTable):

@@ -246,7 +246,8 @@ class SummaryReplay:
             # one arm, a cast in another) are never one after the other.
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
                                        inner=event.site.guards + event.site.inner)
-            elsewhere = event.elsewhere or (Elsewhere(summary.locate, event.site.node) if summary.locate else None)
+            source = event.source or event.site.node
+            elsewhere = event.elsewhere or (Elsewhere(summary.locate, source) if summary.locate else None)
             passed = _argument_at_call(call, summary.param_names, event.argument_text)
             argument = plain_text(passed) if passed is not None else event.argument_text
             kind = cat.HOME if event.kind == cat.MOVE and passed is not None and self._is_cpu(passed) else event.kind
@@ -254,7 +255,8 @@ class SummaryReplay:
                 self._emit(PlacementEvent(site, handle, kind, event.label, event.sync_wrapper, event.ddp,
                                           argument, event.operation, elsewhere=elsewhere,
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
-                                          device_of=device, handed_optimizers=handed))
+                                          device_of=device, handed_optimizers=handed,
+                                          source=None if elsewhere is not None else source))
 
     def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
         """A summary's device value at this call: where the arguments (or this object's attributes) it

@@ -119,6 +119,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
+        self._anchor: Optional[cst.CSTNode] = None  # where events stand that no statement here makes
         # The file's use keys of what it uses as optimizers (analysis/uses.py), computed on first need.
         self.optimizer_uses: Optional[Callable[[], OptimizerUses]] = None
 
@@ -185,13 +186,32 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
                 pseudo.append((cst.Param(cst.Name(key)), handle))  # a called module is a forward pass
         return pseudo
 
+    def replay_inherited(self, klass: cst.ClassDef, name: str) -> None:
+        """A method the class inherits and does not define (`BaseModel.to(device)` moving `self.model`):
+        its users call it on a built object, after the constructor, as they would a method of the class's
+        own. Only one that places the object's own modules. Its events stand at the class's name, in no
+        method of the class (the statements are the base's, shown there too), and no caller is counted
+        for the base's callee side."""
+        lookup = getattr(self.method_helpers, "inherited", None)
+        summary = lookup(name) if lookup is not None else None
+        if summary is None or not any(placed.origin.kind == "self" for placed in summary.placements):
+            return
+        self.forget_locals()
+        call = cst.Call(func=cst.Attribute(value=cst.Name("self"), attr=cst.Name(name)))
+        saved = (self._chain, self._anchor, self.calls)
+        self._chain, self._anchor, self.calls = (), klass.name, []
+        try:
+            self._helper_effect(call, f"self.{name}", [], inherited=True)
+        finally:
+            self._chain, self._anchor, self.calls = saved
+
     def forget_locals(self) -> None:
         """A class's methods share `self.*` but not their local names."""
         self.env = {key: value for key, value in self.env.items() if key == "self" or key.startswith("self.")}
         self._definitions = {}
 
     def _site(self, node: cst.CSTNode, via: Optional[str] = None) -> Site:
-        return Site(next(self.order), node, self._chain, self._branches, self._guards, len(self._loops),
+        return Site(next(self.order), self._anchor or node, self._chain, self._branches, self._guards, len(self._loops),
                     via or self._running_via, self._dead, handler=self._running_via)
 
     def _emit(self, event: object) -> None:

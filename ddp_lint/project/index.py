@@ -107,7 +107,7 @@ class ProjectIndex:
         path, inner = found
         if inner.count(".") > 1:
             return None
-        if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not any(
+        if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not self._inherits(path, inner) and not any(
                 # a class's other methods count for the objects it builds (`engine.prepare()`)
                 self._definition_halves(path, f"{inner}.{method}", True, 0) != (False, False)
                 for method in (self._class_methods(path, inner) if "." not in inner else ())):
@@ -231,14 +231,26 @@ class ProjectIndex:
         bases = self._base_classes(text, importer)
         if bases:
             # A base class's methods run through `self.m()` and `super().m()`: those this file calls
-            # and does not define itself count, each by its own block.
-            inherited = (set(_SELF_CALL.findall(text)) - _defined_names(text)) | set(_SUPER_CALL.findall(text))
+            # and does not define itself count, each by its own block; and its placement methods
+            # (`to()`, `cuda()`), which the class's users call after its constructor.
+            defined = _defined_names(text)
+            inherited = ((set(_SELF_CALL.findall(text)) | set(cat.METHOD_PLACEMENTS)) - defined) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
                     h, p = self._sharp_halves(path, f"{name}.{method}", with_wraps)
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
+
+    def _inherits(self, path: str, inner: str) -> bool:
+        """`Class.method` where the class (a class with bases) does not define the method: its bases may."""
+        owner, _, method = inner.partition(".")
+        if not method or "." in method:
+            return False
+        text = self._text(path)
+        block = _definition_block(text, owner) if text is not None else None
+        return (block is not None and block.startswith("class") and "(" in block.split(":", 1)[0]
+                and method not in _defined_names(block))
 
     def _class_methods(self, path: str, name: str) -> Set[str]:
         text = self._text(path)
@@ -343,6 +355,13 @@ class ProjectIndex:
                     for callee in set(_PLAIN_CALL.findall(block if code is None else code)) & defined:
                         if callee != class_name and result != (True, True):
                             h, p = self._halves(path, callee, with_wraps, depth + 1, memo, judge)
+                            result = (result[0] or h, result[1] or p)
+                    # and what a method calls of its own class (`self._send_model_to_given_device()`). Not
+                    # a constructor's: its self-calls are the template a subclass overrides (`self.place()`),
+                    # and a summary of the base's walk would dispatch them to the base's own methods
+                    for callee in sorted(set(_SELF_CALL.findall(block if code is None else code)) - {method}):
+                        if method not in ("", "__init__") and header.startswith("class") and result != (True, True):
+                            h, p = self._halves(path, f"{class_name}.{callee}", with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
                 # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
@@ -603,7 +622,12 @@ def _excerpt(text: str, name: str):
         decorators = _decorators_above(text, match.start())
         start = match.start() - len(decorators)
         pieces.append((line_of(start), decorators + block.rstrip("\n") + "\n"))
-        for called in set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*\(", block)):
+        named = sorted(set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*\(", block)))
+        header = _CLASS_HEADER.match(block)
+        if header is not None:
+            # its bases of this module, taken first (the cap on definitions): what it inherits is theirs
+            named += [base.strip() for base in reversed(header.group(1).split(",")) if _IDENTIFIER.fullmatch(base.strip())]
+        for called in named:
             if called not in seen:
                 todo.append(called)
     # Without the definition, the imports alone: `get` may follow a re-export.
