@@ -231,10 +231,11 @@ class ProjectIndex:
         bases = self._base_classes(text, importer)
         if bases:
             # A base class's methods run through `self.m()` and `super().m()`: those this file calls
-            # and does not define itself count, each by its own block; and its placement methods
-            # (`to()`, `cuda()`), which the class's users call after its constructor.
-            defined = _defined_names(text)
-            inherited = ((set(_SELF_CALL.findall(text)) | set(cat.METHOD_PLACEMENTS)) - defined) | set(_SUPER_CALL.findall(text))
+            # and does not define itself count, each by its own block; and, in a file that may build
+            # an optimizer itself, its placement methods (`to()`, `cuda()`), which the class's users
+            # call after its constructor.
+            called = set(_SELF_CALL.findall(text)) | (set() if classes_only else set(cat.METHOD_PLACEMENTS))
+            inherited = (called - _defined_names(text)) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
                     h, p = self._sharp_halves(path, f"{name}.{method}", with_wraps)
