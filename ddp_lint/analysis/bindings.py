@@ -140,6 +140,8 @@ class BindingWalker:
             return
         if isinstance(target, cst.StarredElement):
             return
+        if _is_params_entry(target):
+            self.regroups = True  # a param group re-pointed at the parameters named now (HelperSummary.regroups)
         if self._arrivals and _is_params_entry(target):
             # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
             # handed (Lightning's PR #11886 fix), so it owns the order
