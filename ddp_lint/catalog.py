@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 class HolderKind(str, Enum):
     """How an object that keeps parameter references reacts to a later move."""
@@ -539,6 +539,11 @@ def receives_optimizer(name: str, annotation: str = "", string_default: bool = F
     if annotation:
         return _annotation_names(annotation, _OPTIMIZER_ANNOTATION)
     return _ARRIVING_OPTIMIZER_NAME.match(name) is not None
+
+
+def optimizer_annotation_names(annotation: str) -> List[str]:
+    """The dotted names in an annotation that name an optimizer class (`Optimizer`, `optim.Optimizer`)."""
+    return [match.group(0) for match in _OPTIMIZER_ANNOTATION.finditer(annotation)]
 
 
 def receives_model(name: str, annotation: str = "") -> bool:

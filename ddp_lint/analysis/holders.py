@@ -34,6 +34,8 @@ class HolderWalker:
             annotation = plain_text(param.annotation.annotation) if param.annotation is not None else ""
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
             # an annotation says what the parameter is; the file's uses speak only for one without
+            if annotation and self._names_plain_classes(annotation):
+                continue  # `optimizer: Optimizer` of a project class with no bases: settings, not torch's
             if cat.receives_optimizer(param.name.value, annotation, string_default) or (
                     not annotation and self._used_as_optimizer_alone(param.name.value)):
                 if not names:
@@ -75,6 +77,15 @@ class HolderWalker:
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
+
+    def _names_plain_classes(self, annotation: str) -> bool:
+        """Types from declarations: an annotation whose optimizer classes are all classes of the project
+        with no bases (deepchem's `Optimizer(object)`, a config that builds the torch one later) names
+        no torch optimizer, which is always a subclass of one."""
+        names = cat.optimizer_annotation_names(annotation)
+        if not names or self.project is None:
+            return False
+        return all(self.project.is_plain_class(self.imports.imported_name(name) or "", self.path) for name in names)
 
     def _kept_modules(self) -> List[Handle]:
         """The modules this object keeps under a model's name (`self.model`, `self.model_S`), as its

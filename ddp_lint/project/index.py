@@ -243,6 +243,21 @@ class ProjectIndex:
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
 
+    def is_plain_class(self, dotted: str, importer: str) -> bool:
+        """Whether `dotted` (as imported in `importer`) is a class of the project with no bases (or
+        only `object`): read from its header, never parsed."""
+        if not dotted or dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+            return False
+        found = self.resolver.resolve(dotted, importer)
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        text = self._text(found[0])
+        block = _definition_block(text, found[1]) if text is not None else None
+        if block is None or not block.startswith("class"):
+            return False
+        header = _CLASS_HEADER.match(block)
+        return header is None or header.group(1).strip() in ("", "object")
+
     def _inherits(self, path: str, inner: str) -> bool:
         """`Class.method` where the class (a class with bases) does not define the method: its bases may."""
         owner, _, method = inner.partition(".")
