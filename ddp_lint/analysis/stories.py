@@ -96,7 +96,9 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
             if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
-            if (id(event.site.node), event.kind) in seen:
+            # the statement that makes it, here and where a helper of another module does it
+            made = (id(event.site.node), event.elsewhere, id(event.source), event.kind)
+            if made in seen:
                 continue  # the same call on another object the name may hold
             if _already_there(_placed_before(e for e in moved if e.handle.overlaps(event.handle)
                                              and e.argument_text == event.argument_text  # the same place, by name
@@ -117,7 +119,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
-            seen.add((id(event.site.node), event.kind))
+            seen.add(made)
             # A class's methods do not run in source order: only state given in the holder's own
             # function, or earlier in the placement's function, is known to come first.
             known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))
@@ -165,7 +167,7 @@ def _target(event: PlacementEvent) -> str:
 def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) -> bool:
     """A move or cast is a round trip when the last placement of its kind before the holder went to
     the same place; "already placed" means already placed *there*."""
-    if event.kind not in (cat.MOVE, cat.CAST):
+    if event.kind not in (cat.MOVE, cat.CAST) or event.new_place:
         return False
     targets = [target for kind, _, target in placed if kind == event.kind]
     return bool(targets) and targets[-1] == _target(event)

@@ -119,7 +119,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
-        self._anchor: Optional[cst.CSTNode] = None  # where events stand that no statement here makes
+        self._anchor: Optional[cst.CSTNode] = None  # where replay_inherited's events stand
         # The file's use keys of what it uses as optimizers (analysis/uses.py), computed on first need.
         self.optimizer_uses: Optional[Callable[[], OptimizerUses]] = None
 
