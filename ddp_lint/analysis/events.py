@@ -179,9 +179,13 @@ class PlacementEvent:
     # Replayed from a helper of the same module (no `elsewhere`): the statement there that makes it, so a
     # summary replayed in another module shows that statement, not the call that reached it.
     source: Optional[cst.CSTNode] = None
-    # Made by a placement method the class's users call (`imputer.to(device)`, inherited): it goes where
-    # they say, so never where the object already is (the round-trip test does not apply).
-    new_place: bool = False
+    # Made by a placement method the class's users call, inherited from this base (`imputer.to(device)` of
+    # `BaseModel`): it goes where they say, so never where the object already is (no round trip).
+    inherited_from: str = ""
+
+    @property
+    def new_place(self) -> bool:
+        return bool(self.inherited_from)
 
 
 @dataclass(frozen=True)

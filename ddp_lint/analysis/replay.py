@@ -257,7 +257,7 @@ class SummaryReplay:
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
-                                          new_place=self._anchor is not None))
+                                          inherited_from=self._inherited_from))
 
     def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
         """A summary's device value at this call: where the arguments (or this object's attributes) it

@@ -119,7 +119,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
-        self._anchor: Optional[cst.CSTNode] = None  # where replay_inherited's events stand
+        self._anchor, self._inherited_from = None, ""  # where replay_inherited's events stand, and whose method
         # The file's use keys of what it uses as optimizers (analysis/uses.py), computed on first need.
         self.optimizer_uses: Optional[Callable[[], OptimizerUses]] = None
 
@@ -198,12 +198,13 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             return
         self.forget_locals()
         call = cst.Call(func=cst.Attribute(value=cst.Name("self"), attr=cst.Name(name)))
-        saved = (self._chain, self._anchor, self.calls)
-        self._chain, self._anchor, self.calls = (), klass.name, []
+        base = summary.key[1].rpartition(".")[0] if summary.key else ""
+        saved = (self._chain, self._anchor, self.calls, self._inherited_from)
+        self._chain, self._anchor, self.calls, self._inherited_from = (), klass.name, [], base or "a base class"
         try:
             self._helper_effect(call, f"self.{name}", [], inherited=True)
         finally:
-            self._chain, self._anchor, self.calls = saved
+            self._chain, self._anchor, self.calls, self._inherited_from = saved
 
     def forget_locals(self) -> None:
         """A class's methods share `self.*` but not their local names."""

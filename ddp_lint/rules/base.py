@@ -162,7 +162,10 @@ def models_phrase(holder: HolderEvent) -> str:
 def placement_phrase(placement: PlacementEvent) -> str:
     text = placement_text(placement)
     text = text if placement.label.startswith("submodule") else f"`{text}`"
-    if placement.site.via:
+    if placement.site.via and placement.inherited_from:
+        # a method its users call after the constructor: its line is the class's
+        text += f" (inside `{placement.site.via}`, inherited from `{placement.inherited_from}`)"
+    elif placement.site.via:
         text += f" (inside `{placement.site.via}`)"
     return text
 
