@@ -142,10 +142,10 @@ class BindingWalker:
             return
         if _is_params_entry(target):
             self.regroups = True  # a param group re-pointed at the parameters named now (HelperSummary.regroups)
-        if self._arrivals and _is_params_entry(target):
-            # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
-            # handed (Lightning's PR #11886 fix), so it owns the order
-            self._emit(ManagedEvent(self._site(value_node or target), self._arrivals, '["params"] ='))
+            if self._arrivals:
+                # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
+                # handed (Lightning's PR #11886 fix), so it owns the order
+                self._emit(ManagedEvent(self._site(value_node or target), self._arrivals, '["params"] ='))
         key = self._key_of(target)
         if key is None:
             self._assign_attribute(target, value_node)

@@ -251,27 +251,26 @@ class ProjectIndex:
         found = self.resolver.resolve(dotted, importer)
         if found is None or not found[1] or "." in found[1]:
             return False
-        text = self._text(found[0])
-        block = _definition_block(text, found[1]) if text is not None else None
-        if block is None or not block.startswith("class"):
-            return False
-        header = _CLASS_HEADER.match(block)
-        return header is None or header.group(1).strip() in ("", "object")
+        block = self._class_block(found[0], found[1])
+        return block is not None and _class_bases(block) in ((), ("object",))
 
     def _inherits(self, path: str, inner: str) -> bool:
         """`Class.method` where the class (a class with bases) does not define the method: its bases may."""
         owner, _, method = inner.partition(".")
         if not method or "." in method:
             return False
-        text = self._text(path)
-        block = _definition_block(text, owner) if text is not None else None
-        return (block is not None and block.startswith("class") and "(" in block.split(":", 1)[0]
-                and method not in _defined_names(block))
+        block = self._class_block(path, owner)
+        return block is not None and bool(_class_bases(block)) and method not in _defined_names(block)
 
-    def _class_methods(self, path: str, name: str) -> Set[str]:
+    def _class_block(self, path: str, name: str) -> Optional[str]:
+        """The text of the class `name` defines in the module at `path`; None when it is no class there."""
         text = self._text(path)
         block = _definition_block(text, name) if text is not None else None
-        if block is None or not block.startswith("class"):
+        return block if block is not None and block.startswith("class") else None
+
+    def _class_methods(self, path: str, name: str) -> Set[str]:
+        block = self._class_block(path, name)
+        if block is None:
             return set()
         return _defined_names(block) - {"__init__"}
 
@@ -353,6 +352,7 @@ class ProjectIndex:
             class_name, _, method = name.partition(".")
             block = _definition_block(text, class_name)
             bases: Tuple[bool, bool] = (False, False)
+            a_method = block is not None and block.startswith("class") and method not in ("", "__init__")
             if block is not None and block.startswith("class"):
                 # calling a class runs its `__init__`, not its other methods; one it inherits, or reaches
                 # through `super()`, is its bases'
@@ -375,8 +375,8 @@ class ProjectIndex:
                     # and what a method calls of its own class (`self._send_model_to_given_device()`). Not
                     # a constructor's: its self-calls are the template a subclass overrides (`self.place()`),
                     # and a summary of the base's walk would dispatch them to the base's own methods
-                    for callee in sorted(set(_SELF_CALL.findall(block if code is None else code)) - {method}):
-                        if method not in ("", "__init__") and header.startswith("class") and result != (True, True):
+                    for callee in sorted(set(_SELF_CALL.findall(block if code is None else code)) - {method}) if a_method else ():
+                        if result != (True, True):
                             h, p = self._halves(path, f"{class_name}.{callee}", with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
@@ -606,6 +606,12 @@ def _find_block(text: str, name: str) -> Optional[str]:
 # Packages the catalog describes: their names are never looked up as project code, even when the
 # checked tree is that package's own source.
 _OUTSIDE = frozenset({"torch", "typing", "os", "sys", "re", "math", "collections", "functools", "itertools"})
+
+
+def _class_bases(block: str) -> Tuple[str, ...]:
+    """The bases a class's header names, as written (`("BaseModel",)`; `()` for `class C:`)."""
+    header = _CLASS_HEADER.match(block)
+    return tuple(base.strip() for base in header.group(1).split(",") if base.strip()) if header else ()
 
 
 def _excerpt(text: str, name: str):
