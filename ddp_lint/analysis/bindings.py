@@ -401,10 +401,23 @@ class BindingWalker:
 
     def _forget_place(self, obj: int) -> None:
         """After a move of an object, a device value read from it before names where it was, not where it
-        is: such values become unknown (never wrong)."""
+        is. Read before its first move here from an argument (or `self.*`), that is where the caller's
+        object was at the call (`original = next(m.parameters()).device; m.to(d); ...; m.to(original)`
+        is a round trip for the caller): the value becomes a place of its own with the argument's
+        origin. Otherwise it becomes unknown (never wrong)."""
+        origin = self.origins.get(obj)
+        snapshot = None
+        if origin is not None and origin.kind in ("param", "self") and obj not in self._moved:
+            snapshot = next(self.ids)
+            self.origins[snapshot] = origin  # only ever a device value: no event stands on it
+        if not self._silent:
+            self._moved.add(obj)  # a loop's first walk, for its bindings only, moves nothing yet
         for key, binding in list(self.env.items()):
             if binding.device_of and (obj in binding.device_of or binding.handle.obj == obj):
-                self._assign(key, dataclasses.replace(binding, device_of=frozenset()))
+                place = frozenset()
+                if snapshot is not None and obj in binding.device_of:
+                    place = (binding.device_of - {obj}) | {snapshot}
+                self._assign(key, dataclasses.replace(binding, device_of=place))
 
     def _held_holders(self) -> Tuple[HolderEvent, ...]:
         """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""

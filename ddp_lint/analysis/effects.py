@@ -106,11 +106,13 @@ class EffectWalker:
             result = self._built_by_use(call, args)
             if result is not None:
                 return result
-        return self._container_value(dotted, qualified, receiver, args, xla)
+        return self._container_value(dotted, qualified, receiver, args, xla, method)
 
-    def _container_value(self, dotted: Optional[str], qualified: str, receiver: Value, args, xla: bool) -> Value:
+    def _container_value(self, dotted: Optional[str], qualified: str, receiver: Value, args, xla: bool,
+                         method: Optional[str] = None) -> Value:
         """What a call the summaries do not know returns: a module container, a builtin that passes its
-        items through (`list`, `zip`, `enumerate`), or something that carries the parameters handed in."""
+        items through (`list`, `zip`, `enumerate`), or something that carries the parameters handed in;
+        a tensor where what it was computed from is (see _kept_place)."""
         if qualified in cat.MODULE_CONTAINERS:
             # `nn.ModuleList([policy, q_func])`: a module whose children are the modules handed to it
             return Value(members=frozenset().union(*(frozenset(value.handles) | value.members for _, value in args)))
@@ -133,7 +135,7 @@ class EffectWalker:
             given = {h for _, value in args for h in value.handles if not cat.is_config_root(h.text.split(".", 1)[0])}
             given |= set(receiver.handles)
             params = params | frozenset({h for h in given if MODEL_NAME.search(h.text)} or given)
-        return Value(params=params, xla=xla)
+        return Value(params=params, xla=xla, device_of=_kept_place(receiver, args, method))
 
     def _training_handoff(self, call: cst.Call, dotted: Optional[str], args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
@@ -400,6 +402,17 @@ class EffectWalker:
         placement = self.catalog.call_placement(self._qualify(dotted))
         if placement is not None and placement.sync_wrapper:
             self._emit(DiscardedWrapperEvent(self._site(node), value.handle, placement.label))
+
+
+def _kept_place(receiver: Value, args, method: Optional[str]) -> FrozenSet[int]:
+    """Where the result of a call nothing else describes is: a tensor's method (`batch.sum(dim=1)`) keeps
+    the tensor's place; a forward or a function handed tensors of one known place (`self.augment(batch)`)
+    computes there, as the device the inputs share is where the computation runs. The calls that do
+    change a place are placements and `.cpu()`, answered before this."""
+    if method is not None and receiver.device_of:
+        return receiver.device_of if method not in cat.HOME_METHODS else frozenset()
+    known = {value.device_of for arg, value in args if arg.keyword is None and not arg.star and value.device_of}
+    return known.pop() if len(known) == 1 else frozenset()
 
 
 def _is_super_call(func: cst.BaseExpression) -> bool:

@@ -239,8 +239,11 @@ class _Lazy:
         self._new_walker = new_walker
         self._done: Dict[str, Optional[HelperSummary]] = {}
         self._contexts: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], Optional[HelperSummary]] = {}
+        self._in_context_walk: set = set()
 
     def get(self, name: str) -> Optional[HelperSummary]:
+        if name in self._in_context_walk:
+            return None  # a recursion inside a context's walk, as inside the plain walk
         if name not in self._done:
             self._done[name] = None
             self._done[name] = self._contextual(name, self._compute(name))
@@ -250,11 +253,16 @@ class _Lazy:
         """The summary of a walk in which the call's constant arguments decide the branches that test
         them (`apply(model, mix)` leaves `device=None`: `if device is None:` takes its first arm), so
         what the names hold after the branch is what that arm made. Each context once; a recursive
-        call sees the summary without context."""
+        call sees no summary, as in the plain walk: the summary without context would bring back the
+        moves to a place the context had decided (demucs' `apply_model(model, shifted, **kwargs)`)."""
         key = (name, tuple(sorted(truths.items())))
         if key not in self._contexts:
             self._contexts[key] = None
-            self._contexts[key] = self._compute(name, dict(truths))
+            self._in_context_walk.add(name)
+            try:
+                self._contexts[key] = self._compute(name, dict(truths))
+            finally:
+                self._in_context_walk.discard(name)
         return self._contexts[key]
 
     def _contextual(self, name: str, summary: Optional[HelperSummary]) -> Optional[HelperSummary]:
@@ -512,7 +520,8 @@ def _with_device_origins(event: PlacementEvent, walker: ScopeWalker) -> Placemen
 
 def _returned_fields(walker: ScopeWalker) -> tuple:
     """What each position of the tuple a function returns holds, when every `return` gives a tuple of
-    the same length and one position is a holder built on what the caller handed in."""
+    the same length and one position is known: a holder built on what the caller handed in, or an
+    argument handed back (`return model.to(rank), None`: the caller's object, placed)."""
     shapes = [value.fields for value in walker.returns if value.fields]
     if not shapes or len(shapes) != len(walker.returns) or len({len(shape) for shape in shapes}) != 1:
         return ()
@@ -534,7 +543,7 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
                 if origin is not None and origin.kind == "param" and origin.index < (1 << 30):
                     entry = ReturnedField("param", origin.index)
         fields.append(entry)
-    return tuple(fields) if any(entry is not None and entry.kind == "holder" for entry in fields) else ()
+    return tuple(fields) if any(entry is not None for entry in fields) else ()
 
 
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

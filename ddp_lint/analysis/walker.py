@@ -92,8 +92,8 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # whether every caller placed the model before handing it over.
         self.calls: List[Tuple[Tuple[str, str], FrozenSet[Tuple[str, str, str]], Dict[str, object]]] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
-        self._data: set = set()  # ids of objects made from literals (learning rates, name lists): never modules
-        self._leaves: set = set()  # ids of tensors made to be trained on their own: `.to()` copies them
+        # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here
+        self._data, self._leaves, self._moved = set(), set(), set()
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._branches: Tuple[Arm, ...] = ()
         # Flags the function computes on its straight-line path (`use_ddp = ws > 1 and not args.fp16`):
