@@ -541,6 +541,15 @@ def receives_optimizer(name: str, annotation: str = "", string_default: bool = F
     return _ARRIVING_OPTIMIZER_NAME.match(name) is not None
 
 
+def declares_nothing(annotation: str) -> bool:
+    """`Any`, `object`, `Optional[Any]`: an annotation that says nothing of the type, so the name and the
+    uses speak for the parameter as if it had none (`optimizer: Any`)."""
+    return _NO_DECLARATION.fullmatch(annotation.strip("\"' ")) is not None
+
+
+_NO_DECLARATION = re.compile(r"(?:typing\.|t\.|tp\.)?(?:Any|object)|(?:typing\.|t\.|tp\.)?Optional\[(?:typing\.|t\.|tp\.)?Any\]")
+
+
 def optimizer_annotation_names(annotation: str) -> List[str]:
     """The dotted names in an annotation that name an optimizer class (`Optimizer`, `optim.Optimizer`)."""
     return [match.group(0) for match in _OPTIMIZER_ANNOTATION.finditer(annotation)]

@@ -32,6 +32,7 @@ class HolderWalker:
         names: List[Tuple[FrozenSet[str], FrozenSet[str]]] = []  # walked only when a parameter needs it
         for param, handle in bound:
             annotation = plain_text(param.annotation.annotation) if param.annotation is not None else ""
+            annotation = "" if cat.declares_nothing(annotation) else annotation
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
             # an annotation says what the parameter is; the file's uses speak only for one without
             if annotation and self._names_plain_classes(annotation):

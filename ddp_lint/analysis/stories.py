@@ -94,7 +94,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
+            if (not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered)
+                    and not any(_used_before(s.site, event.site) for s in states)):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             # the statement that makes it, here and where a helper of another module does it
             made = (id(event.site.node), event.elsewhere, id(event.source), event.kind)
@@ -189,6 +190,15 @@ def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozense
         return b is None or b.name.value not in init_calls
     return b is not None and ((a.name.value, b.name.value) in ordered or any(
         a.name.value == method and b.name.value.startswith(prefix) for method, prefix in runs_first))
+
+
+def _used_before(use: Site, placement: Site) -> bool:
+    """Whether a use of the holder (`self.optimizer.step()`) runs before the placement on every path to
+    it, in the placement's own function: the holder existed by then, whichever method built it. The
+    use's enclosing statements (arms, loops) all enclose the placement too."""
+    return (use.via is None and _root(use) is _root(placement) and use.order < placement.order
+            and use.chain[:-1] == placement.chain[:len(use.chain) - 1] and use.chain[-1] is not placement.chain[-1]
+            and not use.dead)
 
 
 def _between(ending, first: Site, last: Site) -> bool:
