@@ -440,7 +440,8 @@ MANAGED_TERMINALS: FrozenSet[str] = frozenset(
 # (analysis/uses.py). `zero_grad` and `load_state_dict` are a module's too: they confirm a name that
 # already says optimizer, they never make an optimizer of anything else.
 OPTIMIZER_USE_METHODS: FrozenSet[str] = frozenset({"step", "zero_grad", "add_param_group", "load_state_dict"})
-OPTIMIZER_USE_ATTRIBUTES: FrozenSet[str] = frozenset({"param_groups"})
+PARAM_GROUPS = "param_groups"
+OPTIMIZER_USE_ATTRIBUTES: FrozenSet[str] = frozenset({PARAM_GROUPS})
 # Of those methods, the ones only an optimizer has, and the ones that only an optimizer has together
 # (a module has `zero_grad`, a gym environment and an LR scheduler have `step`).
 OPTIMIZER_ONLY_METHODS: FrozenSet[str] = frozenset({"add_param_group"})

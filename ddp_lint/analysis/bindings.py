@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .kwargs import key_of
-from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent
+from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
 from .names import dotted_name, dotted_names, operands
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, element_of, first_handle, handle_key, join_values, unique_holders, value_of
@@ -142,6 +142,7 @@ class BindingWalker:
             return
         if _is_params_entry(target):
             self.regroups = True  # a param group re-pointed at the parameters named now (HelperSummary.regroups)
+            self._regroup_entry(target, value_node)
             if self._arrivals:
                 # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
                 # handed (Lightning's PR #11886 fix), so it owns the order
@@ -242,7 +243,7 @@ class BindingWalker:
                         if defined:  # most names are no class of this file: no copy of the value then
                             value = dataclasses.replace(value, callables=defined)
                     return value
-                return Value(handles[0], alts=frozenset(handles[1:]),
+                return Value(handles[0], alts=frozenset(handles[1:]), holders=self._kept_holders(dotted),
                              callables=self._defined_callables(dotted) if "." not in dotted else frozenset())
             if isinstance(node, cst.Attribute):
                 inner = self._eval(node.value)
@@ -344,6 +345,8 @@ class BindingWalker:
             # the function points the optimizers it was handed at the parameters it has now; through
             # whichever name (`for optim in ensure_tuple(optimizers)`), so all of them
             self._emit(ManagedEvent(self._site(call), self._arrivals, f".{method}()"))
+        if method in cat.REGROUP_METHODS and receiver.holders:
+            self._emit(RegroupEvent(self._site(call), receiver.holders))
         return receiver, method, False
 
     def _is_library_root(self, root: str) -> bool:
@@ -369,6 +372,19 @@ class BindingWalker:
 
     def _qualify(self, dotted: str) -> str:
         return self.imports.qualify(dotted)
+
+    def _kept_holders(self, dotted: str) -> Tuple[HolderEvent, ...]:
+        """`strategy.optimizer` of `strategy = Strategy(model, optimizer=opt)` whose constructor keeps
+        `self.optimizer = optimizer`: the holders handed in that the attribute keeps."""
+        owner, _, attribute = dotted.rpartition(".")
+        binding = self.env.get(owner) if owner and self._instances else None
+        instance = self._instances.get(binding.handle.obj) if binding is not None else None
+        kept = instance.attributes.get(f"self.{attribute}") if instance is not None and instance.handed else None
+        if not kept:
+            return ()
+        objects = {h.obj for h in kept}
+        return unique_holders(h for b in self.env.values() if b.handle.obj in objects for h in b.holders
+                              if any(h is handed for handed in instance.handed))
 
     def _carried_parameters(self, dotted: str) -> FrozenSet[Handle]:
         """`mp.master_params` of an object built here whose constructor filled it with parameters."""
@@ -398,6 +414,25 @@ class BindingWalker:
     def _is_holder_handle(self, handle: Handle) -> bool:
         binding = self.env.get(handle.text)
         return binding is not None and binding.holder is not None
+
+    def _bind_augmented(self, target: cst.BaseExpression, value: Value, value_node: cst.BaseExpression) -> None:
+        """`params += list(head.parameters())`: the name carries what it had and what is added;
+        `group["params"] += [...]` regroups."""
+        if _is_params_entry(target):
+            self._regroup_entry(target, value_node)
+        key = self._key_of(target)
+        if key is not None and key in self.env and (value.params or value.members):
+            binding = self.env[key]
+            self._assign(key, dataclasses.replace(
+                binding, params=binding.params | value.params, members=binding.members | value.members))
+
+    def _regroup_entry(self, target: cst.Subscript, value_node: Optional[cst.BaseExpression]) -> None:
+        """`optimizer.param_groups[1]["params"] = [...]` (or `+=`): the holders the groups belong to."""
+        groups = target.value.value if isinstance(target.value, cst.Subscript) else None
+        if isinstance(groups, cst.Attribute) and groups.attr.value == cat.PARAM_GROUPS:
+            holders = self._eval(groups.value).holders
+            if holders:
+                self._emit(RegroupEvent(self._site(value_node or target), holders))
 
     def _forget_place(self, obj: int) -> None:
         """After a move of an object, a device value read from it before names where it was, not where it

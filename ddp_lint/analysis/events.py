@@ -112,6 +112,15 @@ class HolderEvent:
 
 
 @dataclass(frozen=True)
+class RegroupEvent:
+    """`optimizer.add_param_group({...})`, `optimizer.param_groups[i]["params"] += [...]`: the holders are
+    pointed at parameters named now (a submodule's new parameters after it was replaced)."""
+
+    site: Site
+    holders: Tuple[HolderEvent, ...]
+
+
+@dataclass(frozen=True)
 class RefusalEvent:
     """`if (self.fsdp or self.deepspeed) and optimizer is not None: raise ...` in the function these
     holders arrive in: the flags are false whenever they arrived, wherever the test lies, so a placement

@@ -8,7 +8,6 @@ expression or a call does is asked of the layers above (`_eval`, `_bind_target`,
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -303,13 +302,7 @@ class PathWalker:
             if small.value is not None:
                 self._bind_target(small.target, self._eval(small.value), small.value)
         elif isinstance(small, cst.AugAssign):
-            value = self._eval(small.value)
-            key = self._key_of(small.target)
-            if key is not None and key in self.env and (value.params or value.members):
-                binding = self.env[key]
-                self._assign(key, dataclasses.replace(
-                    binding, params=binding.params | value.params, members=binding.members | value.members
-                ))
+            self._bind_augmented(small.target, self._eval(small.value), small.value)
         elif isinstance(small, cst.Expr):
             value = self._eval(small.value)
             self._check_discarded(small.value, value)

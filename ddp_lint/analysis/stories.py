@@ -17,6 +17,7 @@ from .events import (
     PlacementEvent,
     RebindEvent,
     RefusalEvent,
+    RegroupEvent,
     ScopeEvents,
     StateEvent,
 )
@@ -84,6 +85,11 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 # A function handed the optimizer that regroups or rewraps it after its own placement
                 # owns the order, even on one arm only (`if optimizer is not None:`).
                 story.steps = [step for step in story.steps if not _between(event, holder.site, step.placement.site)]
+        elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
+            # pointed at the new parameters after a submodule was replaced, on every path from it: the
+            # replaced ones it still holds get no gradient, the new ones train
+            story.steps = [step for step in story.steps if not (
+                step.placement.kind == cat.REPLACE and _follows_on_every_path(event.site, step.placement.site))]
         elif isinstance(event, RebindEvent) and event.old is holder:
             # Rebuilt after a placement on every path through it: the early holder is superseded there.
             ends = _between if holder.arrives else _ends_between
@@ -199,6 +205,13 @@ def _used_before(use: Site, placement: Site) -> bool:
     return (use.via is None and _root(use) is _root(placement) and use.order < placement.order
             and use.chain[:-1] == placement.chain[:len(use.chain) - 1] and use.chain[-1] is not placement.chain[-1]
             and not use.dead)
+
+
+def _follows_on_every_path(later: Site, earlier: Site) -> bool:
+    """Whether `later` runs after `earlier` whenever `earlier` runs: in its function, in a block that
+    encloses `earlier`, after it."""
+    return (_root(later) is _root(earlier) and later.order > earlier.order and not later.dead
+            and later.chain[:-1] == earlier.chain[:len(later.chain) - 1])
 
 
 def _between(ending, first: Site, last: Site) -> bool:
