@@ -583,6 +583,8 @@ def syncs_optimizer(context_manager: str) -> bool:
 STEP = "step"
 LOAD_STATE = "load_state_dict"
 STATE_METHODS: Dict[str, str] = {LOAD_STATE: LOAD_STATE, STEP: STEP}
+# An optimizer's state tensors (`optimizer.state[p]["exp_avg"]`): moved with the model, they follow it.
+OPTIMIZER_STATE = "state"
 # Optimizer methods whose statements move with the optimizer when the fixer moves it.
 OPTIMIZER_DEPENDENT_METHODS: FrozenSet[str] = frozenset({LOAD_STATE, "add_param_group", "zero_grad"})
 # Calls that build things on an optimizer and move with it (schedulers, EMA, scalers), by name part.

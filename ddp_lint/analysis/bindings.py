@@ -132,7 +132,7 @@ class BindingWalker:
                 values = [
                     Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
                           handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
-                          element=value.element)
+                          element=value.element, state_of=value.state_of)
                     for i in range(len(elements))
                 ]
             for element, element_value in zip(elements, values):
@@ -188,7 +188,7 @@ class BindingWalker:
                 self.scope.names[id(holder)] = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
-                                  value.device_of, cpu=is_cpu_device(value_node)))
+                                  value.device_of, value.state_of, cpu=is_cpu_device(value_node)))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -234,6 +234,9 @@ class BindingWalker:
                         and dotted not in self.env and not is_self_attribute(dotted)):
                     # `batch.device`, `model.device`: where it is (`self.device` is an attribute instead)
                     return Value(device_of=self._device_value(self._eval(node.value)))
+                state = self._state_of(dotted)
+                if state:
+                    return Value(state_of=state)
                 handles = self._resolve_all(dotted)
                 binding = self.env.get(dotted) if "." not in dotted or dotted.startswith("self.") else None
                 if binding is not None and dotted.count(".") <= 1:
@@ -301,6 +304,8 @@ class BindingWalker:
             return Value(callables=_pick(inner.callables, node))
         if inner.members:
             return Value(first_handle(inner.members), params=inner.params, alts=inner.members)
+        if inner.state_of:
+            return Value(state_of=inner.state_of)  # `optimizer.state[p]`, `state["exp_avg"]`
         if inner.handle is not None and not inner.holders:
             return Value(inner.handle, params=inner.params, alts=inner.alts, device_of=inner.device_of)
         return Value(params=inner.params, device_of=inner.device_of)  # `batch[:, 0]` is where `batch` is
@@ -372,6 +377,21 @@ class BindingWalker:
 
     def _qualify(self, dotted: str) -> str:
         return self.imports.qualify(dotted)
+
+    def _state_of(self, dotted: str) -> FrozenSet[int]:
+        """`optimizer.state` (of a name that holds an optimizer, or a parameter a caller hands one in):
+        the object whose state it is; `entry.data` of a state entry: the same."""
+        key, rest = self._split(dotted)
+        binding = self.env.get(key) if rest else None
+        if binding is None:
+            return frozenset()
+        if binding.state_of:
+            return binding.state_of
+        origin = self.origins.get(binding.handle.obj)
+        if rest[-1] == cat.OPTIMIZER_STATE and len(rest) == 1 and (
+                binding.holders or (origin is not None and origin.kind in ("param", "self"))):
+            return frozenset({binding.handle.obj})
+        return frozenset()
 
     def _kept_holders(self, dotted: str) -> Tuple[HolderEvent, ...]:
         """`strategy.optimizer` of `strategy = Strategy(model, optimizer=opt)` whose constructor keeps

@@ -18,9 +18,10 @@ from .events import (
     ManagedEvent,
     PlacementEvent,
     StateEvent,
+    StateMovedEvent,
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
-from .heap import Value, EMPTY, element_of
+from .heap import Value, EMPTY, element_of, unique_holders
 from .summary import ArgumentState
 from .bindings import is_cpu_device
 from .holders import MODEL_NAME
@@ -199,6 +200,8 @@ class EffectWalker:
         return None
 
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
+        if receiver.state_of:
+            return self._state_method(call, method, receiver)
         handle = receiver.handle
         if handle is None and method in cat.METHOD_PLACEMENTS and not receiver.holders:
             # `Net().to(device)`, `batch.get().to(device)`: placed before it has a name, and then there
@@ -256,6 +259,16 @@ class EffectWalker:
         if method in cat.SELF_RETURNING_METHODS:
             return Value(handle=handle, alts=receiver.alts)
         return None
+
+    def _state_method(self, call: cst.Call, method: str, receiver: Value) -> Value:
+        """A method of an optimizer's state or of a tensor in it (`.values()`, `.items()`, `.to(device)`):
+        more of the same state; a move of it moves the state (see events.StateMovedEvent)."""
+        placement = cat.METHOD_PLACEMENTS.get(method)
+        if placement is not None and placement.kind == cat.MOVE:
+            objects = receiver.state_of
+            holders = unique_holders(h for b in self.env.values() if b.handle.obj in objects for h in b.holders)
+            self._emit(StateMovedEvent(self._site(call), holders, objects))
+        return Value(state_of=receiver.state_of)
 
     def _placed_by_method(self, call: cst.Call, method: str, placement: cat.Placement, receiver: Value,
                           args) -> Value:

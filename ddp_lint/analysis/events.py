@@ -121,6 +121,17 @@ class RegroupEvent:
 
 
 @dataclass(frozen=True)
+class StateMovedEvent:
+    """`state[k] = v.to(device)` over `optimizer.state`: the holders' state tensors follow the model (a
+    helper that does it, `optimizer_to(optimizer, device)`, replays it at its calls). `objects`: the
+    objects whose state moved, for the summaries of the function it happens in."""
+
+    site: Site
+    holders: Tuple[HolderEvent, ...]
+    objects: FrozenSet[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class RefusalEvent:
     """`if (self.fsdp or self.deepspeed) and optimizer is not None: raise ...` in the function these
     holders arrive in: the flags are false whenever they arrived, wherever the test lies, so a placement

@@ -46,6 +46,9 @@ class Held:
     # A device value: the device where these objects' tensors are (`next(model.parameters()).device`,
     # a batch sent there, its `.device`). One object: a move of that object there moves nothing.
     device_of: FrozenSet[int] = frozenset()
+    # Tensors of an optimizer's state (`optimizer.state.values()`, an entry of it): the objects whose
+    # state they are. Moving them moves the state (see events.StateMovedEvent).
+    state_of: FrozenSet[int] = frozenset()
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -98,13 +101,15 @@ def first_handle(handles: FrozenSet[Handle]) -> Optional[Handle]:
 def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
                  members=binding.members, makes=binding.makes, callables=binding.callables,
-                 device_of=binding.device_of)
+                 device_of=binding.device_of, state_of=binding.state_of)
 
 
 def element_of(source: Value) -> Value:
     """What a loop over `source` binds its target to: one of the modules it holds (`for part in
     [net.a, net.b]`, `for sub in net.modules()`, `for block in net.blocks`), or, for a loop over
     parameters, something that carries them but is no module."""
+    if source.state_of:
+        return Value(state_of=source.state_of)  # `for state in optimizer.state.values()`
     if source.items:
         return Value(params=source.params, fields=source.items)
     if source.members:
@@ -132,6 +137,7 @@ def join_values(values: Sequence[Value]) -> Value:
         alts=frozenset(handles[1:]),
         members=frozenset().union(*(value.members for value in values)),
         device_of=_same_device(value.device_of for value in values),
+        state_of=frozenset().union(*(value.state_of for value in values)),
     )
 
 
@@ -152,6 +158,7 @@ def join_bindings(bindings: Sequence[Binding]) -> Binding:
         members=frozenset().union(*(b.members for b in bindings)),
         callables=frozenset().union(*(b.callables for b in bindings)),
         device_of=_same_device(b.device_of for b in bindings),
+        state_of=frozenset().union(*(b.state_of for b in bindings)),
     )
 
 

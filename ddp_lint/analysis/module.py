@@ -12,7 +12,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .blocks import suite_body, suites
-from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
+from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site, StateMovedEvent
 from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
@@ -486,6 +486,9 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.fields = _returned_fields(walker)
+    summary.moves_state = tuple(dict.fromkeys(
+        walker.origins[obj] for event in walker.scope.of_type(StateMovedEvent) for obj in sorted(event.objects)
+        if obj in walker.origins and walker.origins[obj].kind in ("param", "self")))
     for value in walker.returns:
         holder: HolderEvent = value.holder
         if holder is not None and holder.arrives:

@@ -21,17 +21,17 @@ _Point = Tuple[int, int]
 class _Recording:
     """`with state.record_syntactic_position(node, ...)`: a class, not a generator, for speed."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "start")
+    __slots__ = ("codegen", "node", "start_node", "end_node", "start")
 
-    def __init__(self, state: "_PositionState", node: cst.CSTNode, start_node: Optional[cst.CSTNode],
+    def __init__(self, codegen: "_PositionState", node: cst.CSTNode, start_node: Optional[cst.CSTNode],
                  end_node: Optional[cst.CSTNode]) -> None:
-        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+        self.codegen, self.node, self.start_node, self.end_node = codegen, node, start_node, end_node
 
     def __enter__(self) -> None:
-        self.start = (self.state.line, self.state.column)
+        self.start = (self.codegen.line, self.codegen.column)
 
     def __exit__(self, *exc: object) -> None:
-        state = self.state
+        state = self.codegen
         computed = state.computed
         start = computed[self.start_node][0] if self.start_node is not None else self.start
         end = computed[self.end_node][1] if self.end_node is not None else (state.line, state.column)

@@ -10,9 +10,10 @@ import libcst as cst
 
 from .. import catalog as cat
 from .context import NONE_TEST, call_truths, literal_truth, never_runs
-from .events import Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent
+from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
+                     StateMovedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
-from .heap import Binding, Callables, Origin, Value, EMPTY
+from .heap import Binding, Callables, Origin, Value, EMPTY, value_of
 from .summary import Handling, HelperSummary, Instance, NONE_HANDED
 
 
@@ -48,6 +49,8 @@ class SummaryReplay:
                                 _handed_optimizers(args, summary))
         if first is not None:
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
+        if summary.moves_state:
+            self._replay_state_moves(call, summary, positional, keywords, own, via)
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
@@ -258,6 +261,19 @@ class SummaryReplay:
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from))
+
+    def _replay_state_moves(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
+                            keywords: Dict[str, Value], own: bool, via: str) -> None:
+        """`optimizer_to(optimizer, device)`: the state of the optimizers handed in follows the model."""
+        for origin in summary.moves_state:
+            if origin.kind == "param":
+                value = _argument_of(origin, positional, keywords)
+            else:
+                binding = self.env.get(origin.key) if own else None
+                value = value_of(binding, (binding.handle,)) if binding is not None else None
+            if value is not None and (value.holders or value.handle is not None):
+                self._emit(StateMovedEvent(self._site(call, via=via), value.holders,
+                                           frozenset({value.handle.obj}) if value.handle is not None else frozenset()))
 
     def _origin_places(self, positional: List[Value], keywords: Dict[str, Value], own: bool):
         """A summary's device value at this call: where the arguments (or this object's attributes) it

@@ -20,6 +20,7 @@ from .events import (
     RegroupEvent,
     ScopeEvents,
     StateEvent,
+    StateMovedEvent,
 )
 from .names import dotted_name, operands
 
@@ -85,6 +86,11 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 # A function handed the optimizer that regroups or rewraps it after its own placement
                 # owns the order, even on one arm only (`if optimizer is not None:`).
                 story.steps = [step for step in story.steps if not _between(event, holder.site, step.placement.site)]
+        elif isinstance(event, StateMovedEvent) and any(held is holder for held in event.holders):
+            # its state moved after the model, in the placement's function: the state follows the model
+            story.steps = [step for step in story.steps if not (
+                step.placement.kind == cat.MOVE and _root(event.site) is _root(step.placement.site)
+                and event.site.order > step.placement.site.order and not event.site.exclusive_with(step.placement.site))]
         elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
             # pointed at the new parameters after a submodule was replaced, on every path from it: the
             # replaced ones it still holds get no gradient, the new ones train

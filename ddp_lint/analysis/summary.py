@@ -109,6 +109,7 @@ class HelperSummary:
     # or on the new object) and the placements of the new object itself.
     constructed: List[Constructed] = field(default_factory=list)
     regroups: bool = False  # calls `add_param_group` on an optimizer: it re-binds one it is given
+    moves_state: Tuple[Origin, ...] = ()  # the arguments (or `self.*`) whose optimizer state it moves
     # Where it hands an argument to a call that takes the model and the optimizer together
     # (`amp.initialize(model, optimizer)`), with the conditions on the way: a caller that rebinds its
     # optimizer from this call leaves the order to it on those paths only.
