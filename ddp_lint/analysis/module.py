@@ -436,8 +436,9 @@ class _LazyConstructors(_Lazy):
         summary.methods = lazy.get
         for key, binding in walker.env.items():
             origin = walker.origins.get(binding.handle.obj)
-            if key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders and (
-                    origin is None or origin.kind != "param"):
+            if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
+                summary.attributes[key] = Part(origin, binding.handle.sub)
+            elif key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders:
                 carried = [Part(walker.origins[h.obj], h.sub) for h in binding.params
                            if h.obj in walker.origins and walker.origins[h.obj].kind == "param"]
                 if carried:
@@ -485,10 +486,6 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.fields = _returned_fields(walker)
-    for key, binding in walker.env.items():
-        origin = walker.origins.get(binding.handle.obj)
-        if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
-            summary.attributes[key] = Part(origin, binding.handle.sub)  # `self.model = model`: kept
     summary.moves_state = tuple(dict.fromkeys(
         walker.origins[obj] for event in walker.scope.of_type(StateMovedEvent) for obj in sorted(event.objects)
         if obj in walker.origins and walker.origins[obj].kind in ("param", "self")))

@@ -53,8 +53,6 @@ class SummaryReplay:
             self._replay_state_moves(call, summary, positional, keywords, own, via)
         if own:
             self._replay_self_holders(call, summary, actual, via)
-        if inherited and summary.attributes:
-            self._keep_base_attributes(summary, positional, keywords)
         if summary.methods is not None:
             self._note_instance(call, summary, actual, passed)
         if summary.constructed or id(call) in self._built:
@@ -263,16 +261,6 @@ class SummaryReplay:
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from))
-
-    def _keep_base_attributes(self, summary: HelperSummary, positional: List[Value], keywords: Dict[str, Value]) -> None:
-        """`super().__init__(model=model, optimizer=optimizer)`: what the base's constructor keeps of its
-        arguments (`self.optimizer = optimizer`) this object keeps, unless it set the attribute itself."""
-        for key, (origin, sub) in summary.attributes.items():
-            value = _argument_of(origin, positional, keywords) if origin.kind == "param" else None
-            if key in self.env or value is None or value.handle is None:
-                continue
-            self._assign(key, Binding(Handle(value.handle.obj, value.handle.sub + sub, key), value.params,
-                                      value.holders, value.xla, members=value.members))
 
     def _replay_state_moves(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
                             keywords: Dict[str, Value], own: bool, via: str) -> None:
