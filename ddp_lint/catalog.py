@@ -594,6 +594,9 @@ OPTIMIZER_DEPENDENT_CALL_WORDS: Tuple[str, ...] = (
 # The package itself, its module namespace as imported names spell it, and the device a `.cpu()` reaches.
 TORCH = "torch"
 TORCH_PREFIX = "torch."
+# A file of PyTorch's own package, as opposed to a namespace package's `torch` (`texar/torch/`, imported
+# as `texar.torch`): its package folder holds this module.
+TORCH_OWN_MODULE = "_tensor.py"
 MODULE_NAMESPACES: Tuple[str, ...] = ("torch.nn.", "nn.")
 DEVICE_CONSTRUCTORS: FrozenSet[str] = frozenset({"torch.device", "device"})
 CPU = "cpu"

@@ -11,6 +11,7 @@ from .. import catalog as cat
 from .events import Handle, HolderEvent, Site
 from .names import callee_name, dotted_name, keyword_is_true, plain_text
 from .uses import OPTIMIZER_KEYWORD, use_key
+from .aliases import expand
 from .heap import Binding, Value, EMPTY
 from .bindings import is_self_attribute
 
@@ -25,6 +26,8 @@ _ROLE_WORDS = re.compile(r"(?i)optimi[sz]ers?|optims?|models?|networks?|nets?|mo
 class HolderWalker:
     """Where `ScopeWalker` (analysis/walker.py) finds a holder built or handed in."""
 
+    type_alias = None  # see ScopeWalker.type_alias
+
     def _optimizers_arrive(self, function: cst.FunctionDef, bound, label: str, key: Tuple[str, str],
                            is_method: bool = False) -> None:
         optimizers, models = [], []
@@ -33,6 +36,8 @@ class HolderWalker:
         for param, handle in bound:
             annotation = plain_text(param.annotation.annotation) if param.annotation is not None else ""
             annotation = "" if cat.declares_nothing(annotation) else annotation
+            if annotation and self.type_alias is not None:
+                annotation = expand(annotation, self.type_alias)  # `Optional[Instance[Optimizer]]`
             string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
             # an annotation says what the parameter is; the file's uses speak only for one without
             if annotation and self._names_plain_classes(annotation):

@@ -19,6 +19,7 @@ from .bindings import callables_in
 from .heap import Origin
 from .summary import BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, SummaryPlacement
 from .walker import ScopeWalker
+from .aliases import Alias, alias_in
 
 
 @dataclass
@@ -47,7 +48,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     # walked when a call asks for it is summarised then, by a walk of its own.
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
     optimizer_uses = _lazy_optimizer_uses(module, source)
-    tables = module_tables(module.body, classes, functions)
+    tables, type_alias = module_tables(module.body, classes, functions), _alias_lookup(module, source, imports, project, path)
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
@@ -55,7 +56,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.calls = analysis.calls
         walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
-        walker.module_tables = tables
+        walker.module_tables, walker.type_alias = tables, type_alias
         return walker
 
     # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).
@@ -145,6 +146,21 @@ def _lazy_optimizer_uses(module: cst.Module, source: Optional[str]) -> Callable[
         return uses[0]
 
     return optimizer_uses
+
+
+def _alias_lookup(module: cst.Module, source: Optional[str], imports: ImportTable, project, path: str):
+    """A generic alias by the name an annotation uses: this module's own, else one an import brings
+    from the project (analysis/aliases.py); each name looked up once."""
+    found: Dict[str, Optional[Alias]] = {}
+
+    def lookup(name: str) -> Optional[Alias]:
+        if name not in found:
+            alias = alias_in(source if source is not None else module.code, name) if "." not in name else None
+            imported = imports.imported_name(name) if alias is None and project is not None else None
+            found[name] = project.type_alias(imported, path) if imported else alias
+        return found[name]
+
+    return lookup
 
 
 def module_tables(body: Sequence[cst.CSTNode], classes, functions) -> Dict[str, FrozenSet[Tuple[Optional[str], str]]]:

@@ -24,6 +24,7 @@ from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Sit
 from .blocks import suite_body
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses
+from .aliases import Alias
 from .heap import Arm, Binding, Callables, Env, Origin, Value
 from .summary import ArgumentState, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
@@ -41,6 +42,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     _kwargs_name: Optional[str] = None
     kwargs_keys: Tuple[str, ...] = ()
     _kwargs: Dict[str, Binding] = {}
+    # A generic alias by the name an annotation uses (analysis/aliases.py): this module's, or one its
+    # imports bring from the project; set by analyze_module
+    type_alias: Optional[Callable[[str], Optional[Alias]]] = None
 
     def __init__(
         self,

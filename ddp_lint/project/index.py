@@ -20,9 +20,11 @@ import dataclasses
 import hashlib
 import os
 import re
+from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
+from ..analysis.aliases import alias_in
 from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
@@ -242,6 +244,17 @@ class ProjectIndex:
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
+
+    def type_alias(self, dotted: str, importer: str):
+        """The generic alias `dotted` (as imported in `importer`) stands for, when a module of the
+        project defines one (analysis/aliases.py); read from its text, never parsed."""
+        if not dotted or dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+            return None
+        found = self.resolver.resolve(dotted, importer)
+        if found is None or not found[1] or "." in found[1]:
+            return None
+        text = self._peek(found[0])
+        return alias_in(text, found[1]) if text is not None else None
 
     def is_plain_class(self, dotted: str, importer: str) -> bool:
         """Whether `dotted` (as imported in `importer`) is a class of the project with no bases (or
@@ -512,10 +525,18 @@ _ATTRIBUTE_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
 
 def _outside_package(path: str) -> bool:
     """A file of a package the catalog describes (PyTorch's own sources checked as a tree): its
-    imports lead into what the catalog already says, and are not followed."""
+    imports lead into what the catalog already says, and are not followed. A `torch` package that is
+    not PyTorch's (texar's namespace package `texar/torch/`) is the project's own."""
     from .modules import package_root
 
-    return package_root(path)[1].split(".")[0] in _OUTSIDE
+    root, name = package_root(path)
+    top = name.split(".")[0]
+    return top in _OUTSIDE and (top != cat.TORCH or _is_pytorch(root))
+
+
+@lru_cache(maxsize=None)
+def _is_pytorch(root: str) -> bool:
+    return os.path.isfile(os.path.join(root, cat.TORCH, cat.TORCH_OWN_MODULE))
 
 
 _IMPORTED: Dict[int, Tuple[str, Dict[str, str]]] = {}
