@@ -83,6 +83,19 @@ def test_a_name_is_resolved_per_folder_where_a_sibling_shadows_it(tmp_path):
     assert resolver.resolve("pkg.util.f", str(tmp_path / "pkg" / "util.py")) == (str(tmp_path / "pkg" / "__init__.py"), "util.f")
 
 
+def test_a_namespace_package_is_found_from_inside_its_folder(tmp_path):
+    # `ns/` has no `__init__.py`; `ns/torch/` is a package imported as `ns.torch`, checked from inside `ns/`
+    package = tmp_path / "ns" / "torch" / "run"
+    package.mkdir(parents=True)
+    for folder in (tmp_path / "ns" / "torch", package):
+        (folder / "__init__.py").write_text("")
+    (package / "types.py").write_text("from typing import Union\nInstance = Union[int, str]\n")
+    resolver = Resolver([str(tmp_path / "ns")])
+    importer = str(package / "executor.py")
+    assert resolver.resolve("ns.torch.run.types.Instance", importer) == (str(package / "types.py"), "Instance")
+    assert resolver.resolve("other.thing", importer) is None  # only the namespace's own name
+
+
 def test_a_checked_file_s_calls_are_reused_for_its_text_on_disk_only(tmp_path):
     (tmp_path / "api.py").write_text("def fit(model, opt):\n    model.cuda()\n")
     caller = "from api import fit\n\ndef main(model, opt):\n    fit(model, opt)\n"

@@ -37,6 +37,13 @@ def package_root(path: str) -> Tuple[str, str]:
     return folder, ".".join(parts)
 
 
+@lru_cache(maxsize=None)
+def _namespace_of(folder: str) -> Tuple[str, str]:
+    """(the name of the folder above a folder's top package, that folder's parent)."""
+    top, _ = package_root(os.path.join(folder, "__init__.py"))
+    return os.path.basename(top), os.path.dirname(top)
+
+
 class Resolver:
     """Resolves dotted names seen in one file to (file, name inside that module) pairs."""
 
@@ -84,7 +91,13 @@ class Resolver:
         """The importer's roots that have a module or package `first` (every candidate path starts
         there): the same for most folders of a tree, so a name asked from hundreds of folders has one
         answer."""
-        return tuple(root for root in self._roots_of(folder) if _holds(root, first))
+        roots = tuple(root for root in self._roots_of(folder) if _holds(root, first))
+        if not roots:
+            # a namespace package named by its folder (`texar/`, no `__init__.py`, holding `texar/torch/`
+            # imported as `texar.torch`): its parent holds it
+            name, parent = _namespace_of(folder)
+            roots = (parent,) if name == first else ()
+        return roots
 
     def _module_in(self, module: str, roots: Tuple[str, ...]) -> Optional[str]:
         key = (module, roots)
