@@ -121,6 +121,14 @@ class RegroupEvent:
 
 
 @dataclass(frozen=True)
+class DroppedEvent:
+    """Holders built as a keyword argument the called function never reads: nobody can use them."""
+
+    site: Site
+    holders: Tuple[HolderEvent, ...]
+
+
+@dataclass(frozen=True)
 class StateMovedEvent:
     """`state[k] = v.to(device)` over `optimizer.state`: the holders' state tensors follow the model (a
     helper that does it, `optimizer_to(optimizer, device)`, replays it at its calls). `objects`: the

@@ -8,7 +8,7 @@ spread with `**` (`AdamW(params, **kwargs["optimizer"])`) is a dict of settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -51,6 +51,34 @@ def kwargs_keys(function: cst.FunctionDef, kwargs: str) -> Dict[str, KeyUse]:
             if isinstance(node, cst.Call):
                 _note_call(node, kwargs, aliases, keys)
     return {key: use for key, use in keys.items() if key.isidentifier()}
+
+
+def kwargs_spreads(function: cst.FunctionDef, kwargs: str) -> Optional[Tuple[cst.Call, ...]]:
+    """The calls the body hands its whole `**kwargs` to (`super().__init__(model, **kwargs)`), when that
+    and constant-key reads are all it does with the name; None when it does anything else with it
+    (stores it, iterates it, reads a computed key): then any keyword may be read."""
+    spreads = []
+    accounted = set()
+    names = []
+    for node in _nodes(function.body):
+        if isinstance(node, cst.Name) and node.value == kwargs:
+            names.append(node)
+        elif isinstance(node, cst.Subscript) and key_of(node, kwargs) is not None:
+            accounted.add(id(node.value))
+        elif isinstance(node, cst.Comparison) and _string(node.left) is not None:
+            # `"class_weight" in kwargs`: a constant key asked for
+            accounted.update(id(c.comparator) for c in node.comparisons
+                             if isinstance(c.operator, (cst.In, cst.NotIn)) and _is_name(c.comparator, kwargs))
+        elif isinstance(node, cst.Call):
+            if key_of(node, kwargs) is not None:
+                accounted.add(id(node.func.value))
+            for arg in node.args:
+                if arg.star == "**" and _is_name(arg.value, kwargs):
+                    accounted.add(id(arg.value))
+                    spreads.append(node)
+    if any(id(name) not in accounted for name in names):
+        return None
+    return tuple(spreads)
 
 
 def _note_call(node: cst.Call, kwargs: str, aliases: Dict[str, str], keys: Dict[str, KeyUse]) -> None:

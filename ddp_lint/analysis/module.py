@@ -502,6 +502,9 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.fields = _returned_fields(walker)
+    spread = walker.kwargs_spread
+    if walker._kwargs_name is not None and spread is not None and all(taken is not None for taken in spread.values()):
+        summary.keywords = frozenset(param_names) | frozenset(walker.kwargs_keys) | frozenset().union(*spread.values())
     summary.moves_state = tuple(dict.fromkeys(
         walker.origins[obj] for event in walker.scope.of_type(StateMovedEvent) for obj in sorted(event.objects)
         if obj in walker.origins and walker.origins[obj].kind in ("param", "self")))

@@ -11,7 +11,7 @@ import libcst as cst
 from .. import catalog as cat
 from .context import NONE_TEST, call_truths, literal_truth, never_runs
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
-                     StateMovedEvent)
+                     StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, value_of
 from .summary import Handling, HelperSummary, Instance, NONE_HANDED
@@ -27,6 +27,10 @@ class SummaryReplay:
         if summary is None:
             return None
         summary = self._in_context(summary, call)
+        if self.kwargs_spread is not None and id(call) in self.kwargs_spread:
+            self.kwargs_spread[id(call)] = summary.keywords  # this function's `**kwargs`, read there
+        if summary.keywords is not None:
+            self._drop_unread_keywords(call, summary, args)
         own = dotted.startswith("self.") and instance is None  # a method of this very object
         positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
@@ -261,6 +265,17 @@ class SummaryReplay:
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from))
+
+    def _drop_unread_keywords(self, call: cst.Call, summary: HelperSummary, args) -> None:
+        """`Trainer(model, optimizer=AdamW(...))` whose `**kwargs` never reads `optimizer` (it takes
+        `optimizers`): the optimizer built right there is handed to nobody."""
+        built = [e for e in self.scope.events[self._args_from:] if isinstance(e, HolderEvent)]
+        for arg, value in args:
+            if arg.keyword is None or arg.keyword.value in summary.keywords:
+                continue
+            dropped = tuple(h for h in value.holders if any(h is b for b in built) and self.scope.name_of(h) is None)
+            if dropped:
+                self._emit(DroppedEvent(self._site(call), dropped))
 
     def _replay_state_moves(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
                             keywords: Dict[str, Value], own: bool, via: str) -> None:

@@ -10,6 +10,7 @@ import libcst as cst
 from .. import catalog as cat
 from .events import (
     DiscardedWrapperEvent,
+    DroppedEvent,
     ForwardEvent,
     HolderEvent,
     Site,
@@ -53,8 +54,9 @@ class ConversionAfterWrap:
 
 def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
     events = scope.events
+    dropped = {id(h) for e in events if isinstance(e, DroppedEvent) for h in e.holders}
     for index, holder in enumerate(events):
-        if not isinstance(holder, HolderEvent):
+        if not isinstance(holder, HolderEvent) or id(holder) in dropped:
             continue
         story = _story(scope, index, holder)
         if story is not None:

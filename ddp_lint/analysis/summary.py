@@ -118,6 +118,10 @@ class HelperSummary:
     # context (`in_context`, given by whoever made the summary), not only its events filtered.
     tests: FrozenSet[str] = frozenset()
     kwargs_keys: Tuple[str, ...] = ()  # the constant keys it reads out of `**kwargs` (analysis/kwargs.py)
+    # Every keyword it can read, when it takes `**kwargs` and reads them only by constant keys or hands
+    # them to calls whose keywords are known too; None when any keyword may be read. A keyword outside
+    # it is dropped (a holder built only there is never used).
+    keywords: Optional[FrozenSet[str]] = None
     # A constructor's attributes that carry the arguments' parameters (`self.master_params = [p for p in
     # model.parameters()]`): an optimizer built on `mp.master_params` holds the model's.
     parameter_attributes: Dict[str, List[Part]] = field(default_factory=dict)

@@ -18,7 +18,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from .. import catalog as cat
-from .kwargs import kwargs_keys
+from .kwargs import kwargs_keys, kwargs_spreads
 from .context import Decidable, decidable_parameters
 from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .blocks import suite_body
@@ -42,6 +42,10 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     _kwargs_name: Optional[str] = None
     kwargs_keys: Tuple[str, ...] = ()
     _kwargs: Dict[str, Binding] = {}
+    # What else reads its keys: the keywords the calls it is spread into take (`super().__init__(**kwargs)`)
+    # by the id of each call, None for one whose summary is unknown; None when the body does anything
+    # else with the name (see HelperSummary.keywords)
+    kwargs_spread: Optional[Dict[int, Optional[FrozenSet[str]]]] = None
     # A generic alias by the name an annotation uses (analysis/aliases.py): this module's, or one its
     # imports bring from the project; set by analyze_module
     type_alias: Optional[Callable[[str], Optional[Alias]]] = None
@@ -171,11 +175,13 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     def _bind_kwargs(self, function: cst.FunctionDef) -> List[Tuple[cst.Param, Handle]]:
         """Each constant key the body reads out of `**kwargs` is an argument of that name (see
         analysis/kwargs.py); those neither called nor spread may be an optimizer that arrives built."""
-        self._kwargs, self.kwargs_keys, self._kwargs_name = {}, (), None
+        self._kwargs, self.kwargs_keys, self._kwargs_name, self.kwargs_spread = {}, (), None, None
         star = function.params.star_kwarg
         if not isinstance(star, cst.Param):
             return []
         self._kwargs_name = star.name.value
+        spreads = kwargs_spreads(function, self._kwargs_name)
+        self.kwargs_spread = {id(call): None for call in spreads} if spreads is not None else None
         whole = Handle(next(self.ids), (), self._kwargs_name)
         self.origins[whole.obj] = Origin("param", self._kwargs_name, 1 << 30)
         self._assign(self._kwargs_name, Binding(whole))
