@@ -561,9 +561,19 @@ def receives_model(name: str, annotation: str = "") -> bool:
     whose name says nothing (`model: WideDeep`, a project's own model class)."""
     if annotation and _annotation_names(annotation, _MODEL_ANNOTATION):
         return True
-    if annotation and not _PLAIN_CLASS_ANNOTATION.fullmatch(annotation.strip("\"' ")):
+    if annotation and not _PLAIN_CLASS_ANNOTATION.fullmatch(_unless_none(annotation.strip("\"' "))):
         return False
     return _MODEL_PARAMETER_NAME.match(name) is not None
+
+
+def _unless_none(annotation: str) -> str:
+    """`Optional[SentenceTransformer]`, `Net | None`: the class it names when it is given at all."""
+    match = _OPTIONAL.fullmatch(annotation) or _OR_NONE.fullmatch(annotation)
+    return match.group(1).strip().strip("\"'") if match else annotation
+
+
+_OPTIONAL = re.compile(r"(?:typing\.|t\.|tp\.)?Optional\[(.+)\]")
+_OR_NONE = re.compile(r"(.+?)\s*\|\s*None")
 
 
 # `WideDeep`, `models.Net`: one class, no generic, no builtin type (`str`, `dict` are lower case).
