@@ -430,11 +430,16 @@ class SummaryReplay:
         return frozenset(done)
 
     def _rebinds_passed_holder(self, call: cst.Call, passed) -> bool:
-        """Whether the statement holding `call` assigns its result to a name holding one of `passed`."""
+        """Whether the statement holding `call` assigns its result to a name holding one of `passed`: the
+        name the holder was first bound to, or one it is handed in under (`self.optimizer`)."""
         statement = self._chain[-1] if self._chain else None
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         names = {self.scope.name_of(holder) for holder in passed} - {None}
+        for arg in call.args:
+            held = self.env.get(dotted_name(arg.value) or "")
+            if held is not None and any(h is p for h in held.holders for p in passed):
+                names.add(dotted_name(arg.value))
         for small in statement.body:
             if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is call:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
