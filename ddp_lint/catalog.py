@@ -545,10 +545,10 @@ def receives_optimizer(name: str, annotation: str = "", string_default: bool = F
 def declares_nothing(annotation: str) -> bool:
     """`Any`, `object`, `Optional[Any]`: an annotation that says nothing of the type, so the name and the
     uses speak for the parameter as if it had none (`optimizer: Any`)."""
-    return _NO_DECLARATION.fullmatch(annotation.strip("\"' ")) is not None
+    return _NO_DECLARATION.fullmatch(_unless_none(annotation.strip("\"' "))) is not None
 
 
-_NO_DECLARATION = re.compile(r"(?:typing\.|t\.|tp\.)?(?:Any|object)|(?:typing\.|t\.|tp\.)?Optional\[(?:typing\.|t\.|tp\.)?Any\]")
+_NO_DECLARATION = re.compile(r"(?:typing\.|t\.|tp\.)?(?:Any|object)")
 
 
 def optimizer_annotation_names(annotation: str) -> List[str]:

@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from ddp_lint.analysis.kwargs import kwargs_keys
+from ddp_lint.analysis.kwargs import read_kwargs
 from ddp_lint.engine import lint_source
 from ddp_lint.settings import Selection, Settings
 
@@ -21,7 +21,7 @@ def test_keys_and_how_the_body_uses_them():
         "    kw['model'].to(kw['device'])\n"
         "    other['model']\n"
     )
-    uses = kwargs_keys(function, "kw")
+    uses, _ = read_kwargs(function, "kw")
     assert list(uses) == ["optimizer", "sched", "factory", "model", "device"]
     assert (uses["factory"].called, uses["sched"].spread) == (True, True)
     assert not (uses["optimizer"].called or uses["optimizer"].spread)
@@ -58,3 +58,15 @@ def test_an_optimizer_arriving_in_kwargs_is_reported_once_at_the_move(read, line
     for prefilter in (True, False):
         found = [f.line for f in lint_source(source, "t.py", ALL, prefilter=prefilter) if f.code == "DDP101"]
         assert found == lines, (prefilter, found)
+
+
+def test_the_whole_kwargs_is_known_only_when_it_is_read_by_keys_or_spread():
+    def spreads(source):
+        function = cst.parse_module(source).body[0]
+        return read_kwargs(function, "kw")[1]
+
+    handed = spreads('def f(**kw):\n    if "a" in kw:\n        g(kw["a"], kw.get("b"))\n    return h(**kw)\n')
+    assert handed is not None and len(handed) == 1
+    assert spreads("def f(**kw):\n    self.options = kw\n") is None
+    assert spreads("def f(**kw):\n    for k in kw:\n        pass\n") is None
+    assert spreads("def f(**kw):\n    return kw.get(name)\n") is None

@@ -402,9 +402,11 @@ class BindingWalker:
         kept = instance.attributes.get(f"self.{attribute}") if instance is not None and instance.handed else None
         if not kept:
             return ()
-        objects = {h.obj for h in kept}
-        return unique_holders(h for b in self.env.values() if b.handle.obj in objects for h in b.holders
-                              if any(h is handed for handed in instance.handed))
+        return tuple(h for h in self._holders_of({h.obj for h in kept}) if any(h is handed for handed in instance.handed))
+
+    def _holders_of(self, objects) -> Tuple[HolderEvent, ...]:
+        """The holders the names of this scope bound to these objects hold, once each."""
+        return unique_holders(h for b in self.env.values() if b.handle.obj in objects for h in b.holders)
 
     def _carried_parameters(self, dotted: str) -> FrozenSet[Handle]:
         """`mp.master_params` of an object built here whose constructor filled it with parameters."""

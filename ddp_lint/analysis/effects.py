@@ -21,7 +21,7 @@ from .events import (
     StateMovedEvent,
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
-from .heap import Value, EMPTY, element_of, unique_holders
+from .heap import Value, EMPTY, element_of
 from .summary import ArgumentState
 from .bindings import is_cpu_device
 from .holders import MODEL_NAME
@@ -266,8 +266,7 @@ class EffectWalker:
         placement = cat.METHOD_PLACEMENTS.get(method)
         if placement is not None and placement.kind == cat.MOVE:
             objects = receiver.state_of
-            holders = unique_holders(h for b in self.env.values() if b.handle.obj in objects for h in b.holders)
-            self._emit(StateMovedEvent(self._site(call), holders, objects))
+            self._emit(StateMovedEvent(self._site(call), self._holders_of(objects), objects))
         return Value(state_of=receiver.state_of)
 
     def _placed_by_method(self, call: cst.Call, method: str, placement: cat.Placement, receiver: Value,

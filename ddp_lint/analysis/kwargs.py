@@ -8,7 +8,7 @@ spread with `**` (`AdamW(params, **kwargs["optimizer"])`) is a dict of settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -32,53 +32,44 @@ def key_of(node: cst.BaseExpression, kwargs: str) -> Optional[str]:
     return None
 
 
-def kwargs_keys(function: cst.FunctionDef, kwargs: str) -> Dict[str, KeyUse]:
-    """The keys the body reads, in source order, with how it uses them. Read by walking the nodes'
+def read_kwargs(function: cst.FunctionDef, kwargs: str) -> Tuple[Dict[str, KeyUse], Optional[Tuple[cst.Call, ...]]]:
+    """In one walk of the body: the keys it reads, in source order, with how it uses them; and the
+    calls it hands its whole `**kwargs` to (`super().__init__(model, **kwargs)`) when that and
+    constant-key reads are all it does with the name, None when it does anything else with it (stores
+    it, iterates it, reads a computed key: then any keyword may be read). Read by walking the nodes'
     fields: a LibCST visitor rebuilds every node it passes, and most functions with `**kwargs` (every
     `forward(self, *args, **kwargs)` of a large library) read no constant key at all."""
     keys: Dict[str, KeyUse] = {}
     aliases: Dict[str, str] = {}  # a local name bound from a key (`opt = kwargs["optimizer"]`)
+    spreads: List[cst.Call] = []
+    accounted: set = set()  # the uses of the name that are key reads or whole spreads
+    names: List[cst.Name] = []
     for node in _nodes(function.body):
-        if isinstance(node, cst.Assign):
+        if isinstance(node, cst.Name):
+            if node.value == kwargs:
+                names.append(node)
+        elif isinstance(node, cst.Assign):
             key = key_of(node.value, kwargs)
             for target in node.targets:
                 if key is not None and isinstance(target.target, cst.Name):
                     aliases[target.target.value] = key
-        elif isinstance(node, (cst.Subscript, cst.Call)):
-            key = key_of(node, kwargs)
-            if key is not None:
-                keys.setdefault(key, KeyUse())
-            if isinstance(node, cst.Call):
-                _note_call(node, kwargs, aliases, keys)
-    return {key: use for key, use in keys.items() if key.isidentifier()}
-
-
-def kwargs_spreads(function: cst.FunctionDef, kwargs: str) -> Optional[Tuple[cst.Call, ...]]:
-    """The calls the body hands its whole `**kwargs` to (`super().__init__(model, **kwargs)`), when that
-    and constant-key reads are all it does with the name; None when it does anything else with it
-    (stores it, iterates it, reads a computed key): then any keyword may be read."""
-    spreads = []
-    accounted = set()
-    names = []
-    for node in _nodes(function.body):
-        if isinstance(node, cst.Name) and node.value == kwargs:
-            names.append(node)
-        elif isinstance(node, cst.Subscript) and key_of(node, kwargs) is not None:
-            accounted.add(id(node.value))
         elif isinstance(node, cst.Comparison) and _string(node.left) is not None:
             # `"class_weight" in kwargs`: a constant key asked for
             accounted.update(id(c.comparator) for c in node.comparisons
                              if isinstance(c.operator, (cst.In, cst.NotIn)) and _is_name(c.comparator, kwargs))
-        elif isinstance(node, cst.Call):
-            if key_of(node, kwargs) is not None:
-                accounted.add(id(node.func.value))
-            for arg in node.args:
-                if arg.star == "**" and _is_name(arg.value, kwargs):
-                    accounted.add(id(arg.value))
-                    spreads.append(node)
-    if any(id(name) not in accounted for name in names):
-        return None
-    return tuple(spreads)
+        elif isinstance(node, (cst.Subscript, cst.Call)):
+            key = key_of(node, kwargs)
+            if key is not None:
+                keys.setdefault(key, KeyUse())
+                accounted.add(id(node.value if isinstance(node, cst.Subscript) else node.func.value))
+            if isinstance(node, cst.Call):
+                _note_call(node, kwargs, aliases, keys)
+                for arg in node.args:
+                    if arg.star == "**" and _is_name(arg.value, kwargs):
+                        accounted.add(id(arg.value))
+                        spreads.append(node)
+    whole = None if any(id(name) not in accounted for name in names) else tuple(spreads)
+    return {key: use for key, use in keys.items() if key.isidentifier()}, whole
 
 
 def _note_call(node: cst.Call, kwargs: str, aliases: Dict[str, str], keys: Dict[str, KeyUse]) -> None:

@@ -206,20 +206,23 @@ def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozense
         a.name.value == method and b.name.value.startswith(prefix) for method, prefix in runs_first))
 
 
+def _encloses(site: Site, other: Site) -> bool:
+    """Whether `site` runs whenever `other` does: in the same function, in a block that encloses
+    `other` (every arm and loop it sits in holds `other` too), on no path that had ended."""
+    return (_root(site) is _root(other) and not site.dead
+            and site.chain[:-1] == other.chain[:len(site.chain) - 1])
+
+
 def _used_before(use: Site, placement: Site) -> bool:
     """Whether a use of the holder (`self.optimizer.step()`) runs before the placement on every path to
-    it, in the placement's own function: the holder existed by then, whichever method built it. The
-    use's enclosing statements (arms, loops) all enclose the placement too."""
-    return (use.via is None and _root(use) is _root(placement) and use.order < placement.order
-            and use.chain[:-1] == placement.chain[:len(use.chain) - 1] and use.chain[-1] is not placement.chain[-1]
-            and not use.dead)
+    it, in the placement's own function: the holder existed by then, whichever method built it."""
+    return (use.via is None and use.order < placement.order and _encloses(use, placement)
+            and use.chain[-1] is not placement.chain[-1])
 
 
 def _follows_on_every_path(later: Site, earlier: Site) -> bool:
-    """Whether `later` runs after `earlier` whenever `earlier` runs: in its function, in a block that
-    encloses `earlier`, after it."""
-    return (_root(later) is _root(earlier) and later.order > earlier.order and not later.dead
-            and later.chain[:-1] == earlier.chain[:len(later.chain) - 1])
+    """Whether `later` runs after `earlier` whenever `earlier` runs."""
+    return later.order > earlier.order and _encloses(later, earlier)
 
 
 def _between(ending, first: Site, last: Site) -> bool:

@@ -18,7 +18,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from .. import catalog as cat
-from .kwargs import kwargs_keys, kwargs_spreads
+from .kwargs import read_kwargs
 from .context import Decidable, decidable_parameters
 from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .blocks import suite_body
@@ -180,13 +180,12 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         if not isinstance(star, cst.Param):
             return []
         self._kwargs_name = star.name.value
-        spreads = kwargs_spreads(function, self._kwargs_name)
+        uses, spreads = read_kwargs(function, self._kwargs_name)
         self.kwargs_spread = {id(call): None for call in spreads} if spreads is not None else None
         whole = Handle(next(self.ids), (), self._kwargs_name)
         self.origins[whole.obj] = Origin("param", self._kwargs_name, 1 << 30)
         self._assign(self._kwargs_name, Binding(whole))
         pseudo = []
-        uses = kwargs_keys(function, self._kwargs_name)
         self.kwargs_keys = tuple(uses)
         for key, use in uses.items():
             handle = Handle(next(self.ids), (), f'{self._kwargs_name}["{key}"]')
