@@ -17,7 +17,8 @@ from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin
-from .summary import BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, SummaryPlacement
+from .summary import (BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
+                      SummaryPlacement)
 from .walker import ScopeWalker
 from .aliases import Alias, alias_in
 
@@ -452,9 +453,8 @@ class _LazyConstructors(_Lazy):
         summary.methods = lazy.get
         for key, binding in walker.env.items():
             origin = walker.origins.get(binding.handle.obj)
-            if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
-                summary.attributes[key] = Part(origin, binding.handle.sub)
-            elif key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders:
+            if key.startswith("self.") and key.count(".") == 1 and binding.params and not binding.holders and (
+                    origin is None or origin.kind != "param"):
                 carried = [Part(walker.origins[h.obj], h.sub) for h in binding.params
                            if h.obj in walker.origins and walker.origins[h.obj].kind == "param"]
                 if carried:
@@ -502,6 +502,8 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.fields = _returned_fields(walker)
+    summary.returned_instances = _returned_instances(walker)
+    summary.attributes = _kept_arguments(walker)
     spread = walker.kwargs_spread
     if walker._kwargs_name is not None and spread is not None and all(taken is not None for taken in spread.values()):
         summary.keywords = frozenset(param_names) | frozenset(walker.kwargs_keys) | frozenset().union(*spread.values())
@@ -538,6 +540,50 @@ def _with_device_origins(event: PlacementEvent, walker: ScopeWalker) -> Placemen
     if not origins or any(o is None or o.kind not in ("param", "self") for o in origins):
         return event
     return dataclasses.replace(event, device_origins=origins)
+
+
+def _kept_arguments(walker: ScopeWalker) -> Dict[str, Part]:
+    """The arguments the function keeps in the object's attributes (`self.model = model`), its own
+    assignments first, then what the base's constructor kept through `super().__init__(model)`."""
+    kept = {}
+    for key, binding in walker.env.items():
+        origin = walker.origins.get(binding.handle.obj)
+        if key.startswith("self.") and key.count(".") == 1 and origin is not None and origin.kind == "param":
+            kept[key] = Part(origin, binding.handle.sub)
+    for key, handles in walker.base_kept.items():
+        own = walker.env.get(key)
+        if own is not None and (walker.origins.get(own.handle.obj) or Origin("self", key)).kind != "self":
+            continue  # set again after the base's constructor (not merely read: a read sees the object's own)
+        for handle in handles:
+            origin = walker.origins.get(handle.obj)
+            if origin is not None and origin.kind == "param":
+                kept.setdefault(key, Part(origin, handle.sub))
+    return kept
+
+
+def _returned_instances(walker: ScopeWalker) -> tuple:
+    """The objects of summarised classes the function returns (`return SingleBackend(model, device)`,
+    or what a factory it calls returned), with what they keep as the function's own arguments."""
+
+    def parts(handles) -> Tuple[Part, ...]:
+        return tuple(Part(walker.origins[h.obj], h.sub) for h in handles
+                     if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self"))
+
+    found: Dict[str, ReturnedInstance] = {}
+    for value in walker.returns:
+        instance = walker._instances.get(value.handle.obj) if value.handle is not None else None
+        for each in (instance, *instance.others) if instance is not None else ():
+            # one per class: two paths that build it (or two walks of its module) keep what either kept
+            before = found.get(each.class_name)
+            kept, carried = ({key: parts(handles) for key, handles in table.items()}
+                             for table in (each.attributes, each.parameter_attributes))
+            if before is not None:
+                kept = {key: tuple(dict.fromkeys(before.attributes.get(key, ()) + kept.get(key, ())))
+                        for key in {**before.attributes, **kept}}
+                carried = {key: tuple(dict.fromkeys(before.parameter_attributes.get(key, ()) + carried.get(key, ())))
+                           for key in {**before.parameter_attributes, **carried}}
+            found[each.class_name] = ReturnedInstance(each.methods, kept, each.locate, each.class_name, carried)
+    return tuple(found.values())
 
 
 def _returned_fields(walker: ScopeWalker) -> tuple:

@@ -23,6 +23,10 @@ class SummaryReplay:
     def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False) -> Optional[Value]:
         """A call of a function, method or class the analysis has a summary of: its events replayed
         here on what this call hands it, and what it returns."""
+        owner = dotted.rpartition(".")[0]
+        union = self._instance_of(owner) if owner and owner != "self" and not inherited else None
+        if union is not None and union.others:
+            return self._each_class(call, dotted, args, owner, union)
         summary, instance = self._summary_for(dotted, inherited)
         if summary is None:
             return None
@@ -36,6 +40,9 @@ class SummaryReplay:
         keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
         actual = self._actuals(positional, keywords, own, instance,
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
+        if inherited and dotted == "self.__init__":
+            for key, (origin, sub) in summary.attributes.items():
+                self.base_kept.setdefault(key, actual(origin, sub))
         if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
             if key[1].endswith(".__init__"):
@@ -64,6 +71,8 @@ class SummaryReplay:
             return self._construct(call, summary, actual, truths)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional)
+        if summary.returned_instances:
+            return self._returned_instance(summary, actual)
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -80,6 +89,37 @@ class SummaryReplay:
             if params:
                 return Value(params=params)
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
+
+    def _each_class(self, call: cst.Call, dotted: str, args, owner: str, union: Instance) -> Optional[Value]:
+        """A method of an object that may be of several classes (what a factory returned): the effect
+        of each class's method, as for a call of a value that may be one of several functions."""
+        obj = self.env[owner].handle.obj
+        result = None
+        try:
+            for each in (union._replace(others=()), *union.others):
+                self._instances[obj] = each
+                value = self._helper_effect(call, dotted, args)
+                result = result or value
+        finally:
+            self._instances[obj] = union
+        return result
+
+    def _returned_instance(self, summary: HelperSummary, actual) -> Value:
+        """`backend = pick_backend(model, device)` whose body returns `SingleBackend(model, device)`: an
+        object of that class (or of any class it may return), keeping what its constructor kept of the
+        objects this call hands in."""
+        new = Handle(next(self.ids), (), f"{summary.name}()")
+        self.scope.built_here.add(new.obj)
+
+        def kept(parts) -> Tuple[Handle, ...]:
+            return tuple(dict.fromkeys(h for origin, sub in parts for h in actual(origin, sub)))
+
+        built = [Instance(each.methods, {key: kept(parts) for key, parts in each.attributes.items() if kept(parts)}, (),
+                          each.locate or summary.locate, each.class_name,
+                          {key: frozenset(kept(parts)) for key, parts in each.parameter_attributes.items() if kept(parts)})
+                 for each in summary.returned_instances]
+        self._instances[new.obj] = built[0]._replace(others=tuple(built[1:]))
+        return Value(handle=new)
 
     def _in_context(self, summary: HelperSummary, call: cst.Call) -> HelperSummary:
         """The callee's summary for this call's constant arguments, when they decide one of its tests."""

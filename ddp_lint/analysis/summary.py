@@ -20,6 +20,9 @@ class Instance(NamedTuple):
     locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]]  # where its class is, in another module
     class_name: str
     parameter_attributes: Dict[str, FrozenSet[Handle]]  # attributes carrying the arguments' parameters
+    # The other classes the object may be (a factory that returns one of several classes' objects): a
+    # method call does what any of them does.
+    others: Tuple["Instance", ...] = ()
 
 
 class Part(NamedTuple):
@@ -85,6 +88,17 @@ class Handling(NamedTuple):
     site: Site
 
 
+class ReturnedInstance(NamedTuple):
+    """An object a function returns that it built from a summarised class (`return Backend(model)`): what
+    its attributes keep, as the function's arguments, so that a caller's `backend.setup()` follows."""
+
+    methods: Callable[[str], Optional["HelperSummary"]]
+    attributes: Dict[str, Tuple[Part, ...]]
+    locate: Optional[Callable[[cst.CSTNode], Tuple[str, int, int]]]
+    class_name: str
+    parameter_attributes: Dict[str, Tuple[Part, ...]]
+
+
 class ReturnedField(NamedTuple):
     """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder) or
     an argument handed back (`kind` "param", `what` its index)."""
@@ -147,3 +161,5 @@ class HelperSummary:
     decidable: Dict[str, Tuple[int, Optional[bool]]] = field(default_factory=dict)
     # A function that returns a tuple (`return optimizer, scheduler`): what each position is, or None.
     fields: Tuple[Optional[ReturnedField], ...] = ()
+    # The objects of summarised classes it returns, one per class it may build (on any path).
+    returned_instances: Tuple[ReturnedInstance, ...] = ()

@@ -109,8 +109,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self._definitions: Dict[str, cst.BaseExpression] = {}
         # Nested functions registered to run when an object runs: its name -> them, in order.
         self._handlers: Dict[str, List[cst.FunctionDef]] = {}
-        self._running: set = set()  # handlers being walked now (a handler that runs its owner again)
-        self._running_via: Optional[str] = None  # `trainer.run()` while its handlers are walked
+        self._running, self._running_via = set(), None  # handlers walked now; `trainer.run()` meanwhile
         # Methods called on objects built here, in order: (class, earlier method, later method), shared
         # by the walkers of a file (see ScopeEvents.ordered).
         self.method_orders: set = set()
@@ -119,8 +118,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.module_tables: Dict[str, Callables] = {}
         self._guards: Tuple[Guard, ...] = ()
         self._loops: List[Loop] = []
-        self._alive = True
-        self._ended_by_loop_exit = False
+        self._alive, self._ended_by_loop_exit = True, False
+        # What `super().__init__(...)` kept of this function's objects in the base's attributes.
+        self.base_kept: Dict[str, Tuple[Handle, ...]] = {}
         self._dead: FrozenSet[Arm] = frozenset()
         self._silent = 0  # > 0 while a loop body is walked once only for its bindings
         self._synced = 0  # > 0 inside `with <re-points the optimizers>():`

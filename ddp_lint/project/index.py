@@ -112,7 +112,7 @@ class ProjectIndex:
         if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not self._inherits(path, inner) and not any(
                 # a class's other methods count for the objects it builds (`engine.prepare()`)
                 self._definition_halves(path, f"{inner}.{method}", True, 0) != (False, False)
-                for method in (self._class_methods(path, inner) if "." not in inner else ())):
+                for method in (self._class_methods(path, inner) if "." not in inner else ())) and not self._hands_objects(path, inner):
             # Neither a holder nor a placement token in its text: its summary could hold nothing, and
             # parsing its module (LibCST) costs more than the rest of the file's analysis.
             return None
@@ -130,6 +130,20 @@ class ProjectIndex:
             located = self._located[(path, inner)] = (summary, dataclasses.replace(
                 summary, locate=_locator(path, module, line_map), key=(os.path.abspath(path), inner)))
         return located[1]
+
+    def _hands_objects(self, path: str, inner: str) -> bool:
+        """Whether a definition with neither a holder nor a placement token may still matter to its
+        callers: a constructor that keeps an argument (`self.model = model`: what a subclass's
+        `super().__init__(model)` gives its objects), or a function that returns what a call makes
+        (a factory: `return SingleBackend(model, device)`, whose object's methods may move the model)."""
+        text = self._text(path)
+        class_name, _, method = inner.partition(".")
+        block = _definition_block(text, class_name) if text is not None else None
+        if block is None:
+            return False
+        if block.startswith("class"):
+            return method == "__init__" and _KEEPS_ARGUMENT.search(_method_block(block, method)) is not None
+        return not method and _RETURNS_A_CALL.search(block) is not None
 
     # ----- for the callee side ------------------------------------------------------------------------
     def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
@@ -445,9 +459,12 @@ def _tree_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: 
     return (h, p) if tree is None else (h and tree[0], p and tree[1])
 
 
+# The rest of a logical line: a backslash continues it (`from .samplers import A, \\` then `    B`).
+_REST_OF_LINE = r"(?:[^\n\\]|\\[\s\S])*"
 # Every import statement of a module, at any depth (`try: from apex import FusedAdam`), as the tree
 # stage of a whole file reads them: the names a block calls are qualified through them.
-_ANY_IMPORT = re.compile(r"\n[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*))")
+_ANY_IMPORT = re.compile(r"\n[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|" + _REST_OF_LINE
+                         + r")|import[ \t]+" + _REST_OF_LINE + r"))")
 _IMPORT_LINES: Dict[int, Tuple[str, str]] = {}
 
 
@@ -469,6 +486,8 @@ def _at_margin(block: str) -> str:
 # Each pattern starts with a literal (`.`, `self.`, `def`) and never backtracks inside a name: the
 # plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
 # large module, asked thousands of times over transformers.
+_KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]*)?\n")
+_RETURNS_A_CALL = re.compile(r"return[ \t]+(?<=\breturn[ \t])[A-Za-z_][\w.]*\(")
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
@@ -651,7 +670,10 @@ def _excerpt(text: str, name: str):
 
     pieces = []  # (first line, text)
     for match in _IMPORT_STATEMENT.finditer(text):
-        pieces.append((line_of(match.start()), match.group(0).rstrip("\n") + "\n"))
+        statement = match.group(1)
+        if match.group(0)[:1] in " \t" and not _parses(statement):
+            continue  # an indented line of a docstring's prose ("    import the data...")
+        pieces.append((line_of(match.start()), statement + "\n"))
     todo, seen = [name], set()
     while todo and len(seen) < 12:
         current = todo.pop()
@@ -683,8 +705,20 @@ def _excerpt(text: str, name: str):
     return "".join(source), line_map
 
 
-_IMPORT_STATEMENT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)\n?",
-                               re.MULTILINE)
+# At any depth, as `_ANY_IMPORT`: `if _TORCH_AVAILABLE:` above `from torch.nn.parallel import ...` must
+# not leave the excerpt's calls unqualified; each is taken to the margin.
+_IMPORT_STATEMENT = re.compile(r"^[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|" + _REST_OF_LINE
+                               + r")|import[ \t]+" + _REST_OF_LINE + r"))\n?", re.MULTILINE)
+
+
+def _parses(statement: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(statement)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
