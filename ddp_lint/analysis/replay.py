@@ -71,8 +71,6 @@ class SummaryReplay:
             return self._construct(call, summary, actual, truths)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional)
-        if summary.returned_instances:
-            return self._returned_instance(summary, actual)
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -80,6 +78,10 @@ class SummaryReplay:
                 event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                 self._emit(event)
                 return Value(holders=(event,))
+        if summary.returned_instances:
+            # an object of a summarised class, unless it is an optimizer built on the caller's objects
+            # (`return NoamOpt(..., Adam(model.parameters()))`): that holder is what the caller gets
+            return self._returned_instance(summary, actual)
         if summary.returns_param is not None and summary.returns_param < len(positional):
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
@@ -94,22 +96,21 @@ class SummaryReplay:
         """A method of an object that may be of several classes (what a factory returned): the effect
         of each class's method, as for a call of a value that may be one of several functions."""
         obj = self.env[owner].handle.obj
-        result = None
+        results: List[Optional[Value]] = []
         try:
-            for each in (union._replace(others=()), *union.others):
+            # each class as an arm of its own: what one does, another does not, on the same run
+            for arm, each in enumerate((union._replace(others=()), *union.others)):
                 self._instances[obj] = each
-                value = self._helper_effect(call, dotted, args)
-                result = result or value
+                self._with_branch(call, arm, (), lambda: results.append(self._helper_effect(call, dotted, args)))
         finally:
             self._instances[obj] = union
-        return result
+        return next((value for value in results if value is not None), None)
 
-    def _returned_instance(self, summary: HelperSummary, actual) -> Value:
+    def _returned_instance(self, summary: HelperSummary, actual) -> Optional[Value]:
         """`backend = pick_backend(model, device)` whose body returns `SingleBackend(model, device)`: an
         object of that class (or of any class it may return), keeping what its constructor kept of the
-        objects this call hands in."""
-        new = Handle(next(self.ids), (), f"{summary.name}()")
-        self.scope.built_here.add(new.obj)
+        objects this call hands in. One that keeps none of them says nothing about them: the result
+        stays unknown (and may still be known by its use, as `get_std_opt(params, ...)`'s optimizer)."""
 
         def kept(parts) -> Tuple[Handle, ...]:
             return tuple(dict.fromkeys(h for origin, sub in parts for h in actual(origin, sub)))
@@ -118,8 +119,12 @@ class SummaryReplay:
                           each.locate or summary.locate, each.class_name,
                           {key: frozenset(kept(parts)) for key, parts in each.parameter_attributes.items() if kept(parts)})
                  for each in summary.returned_instances]
+        if not any(each.attributes or each.parameter_attributes for each in built):
+            return None
+        new = Handle(next(self.ids), (), f"{summary.name}()")
+        self.scope.built_here.add(new.obj)
         self._instances[new.obj] = built[0]._replace(others=tuple(built[1:]))
-        return Value(handle=new)
+        return Value(handle=new, contains=True)  # a new object, as a constructor's (`_construct`)
 
     def _in_context(self, summary: HelperSummary, call: cst.Call) -> HelperSummary:
         """The callee's summary for this call's constant arguments, when they decide one of its tests."""

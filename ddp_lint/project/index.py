@@ -31,7 +31,7 @@ from .modules import Resolver, package_root
 # file could reach without parsing it (the prefilter's question). Matched after a newline (the text is
 # read with one put in front) rather than at `^` in multiline mode: a pattern that opens with a literal
 # is searched for by that character, one opening with `^` is tried at every position (2x slower).
-_IMPORT = re.compile(r"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w, \t]+)|import[ \t]+([\w., \t]+))")
+_IMPORT = re.compile(r"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|(?:[\w, \t]|\\\n)+)|import[ \t]+([\w., \t]+))")
 
 
 class ProjectIndex:
@@ -48,6 +48,7 @@ class ProjectIndex:
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
         self._trees: Dict[str, Optional[List[str]]] = {}
         self._calls: Dict[str, List[tuple]] = {}
+        self._returns: Dict[Tuple[str, str, int], Set[Tuple[str, str]]] = {}  # see _returned_classes
 
     # ----- for the cache ---------------------------------------------------------------------------
     def begin(self) -> None:
@@ -130,6 +131,36 @@ class ProjectIndex:
             located = self._located[(path, inner)] = (summary, dataclasses.replace(
                 summary, locate=_locator(path, module, line_map), key=(os.path.abspath(path), inner)))
         return located[1]
+
+    def _returned_classes(self, path: str, name: str, depth: int = 0) -> Set[Tuple[str, str]]:
+        """(path, class) of each project class whose object the function `name` may return: `return
+        Backend(...)` of a class defined or imported there (a function-local import too), or what a
+        function it returns the call of returns in turn (two calls deep)."""
+        key = (path, name, depth)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = found = set()
+        text = self._text(path)
+        block = _definition_block(text, name) if text is not None else None
+        if block is None or block.startswith("class"):
+            return found
+        imported = _imported_names(text)
+        for callee in set(_RETURNED_CALLEE.findall(block)):
+            head, _, rest = callee.partition(".")
+            if _definition_block(text, callee) is not None:
+                where = (path, callee)
+            elif head in imported and not (not imported[head].startswith(".") and imported[head].split(".")[0] in _OUTSIDE):
+                where = self._resolve(imported[head] + (f".{rest}" if rest else ""), path)
+            else:
+                continue
+            if where is None or not where[1] or "." in where[1]:
+                continue
+            built = _definition_block(self._text(where[0]) or "", where[1])
+            if built is not None and built.startswith("class"):
+                found.add(where)
+            elif built is not None and depth < 2:
+                found |= self._returned_classes(where[0], where[1], depth + 1)
+        return found
 
     def _hands_objects(self, path: str, inner: str) -> bool:
         """Whether a definition with neither a holder nor a placement token may still matter to its
@@ -234,6 +265,15 @@ class ProjectIndex:
             if classes_only and not name[:1].isupper():
                 continue
             h, p = self._sharp_halves(path, name, with_wraps)
+            if not name[:1].isupper() and not (h and p):
+                # a factory (`backend = choose_backend(model, device)`): the objects it returns are
+                # the classes it builds, whose constructors ran and whose methods the text may call
+                if attribute_calls is None:
+                    attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
+                for where, built in self._returned_classes(path, name):
+                    for each in (built, *(f"{built}.{m}" for m in self._class_methods(where, built) & attribute_calls)):
+                        mh, mp = self._sharp_halves(where, each, with_wraps)
+                        h, p = h or mh, p or mp
             if name[:1].isupper() and not (h and p):
                 # `engine = Engine(model); engine.prepare()`: the methods the text calls on any object
                 # count, each by its own block (the walker follows those on objects the class built)
@@ -487,6 +527,7 @@ def _at_margin(block: str) -> str:
 # plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
 # large module, asked thousands of times over transformers.
 _KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]*)?\n")
+_RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
 _RETURNS_A_CALL = re.compile(r"return[ \t]+(?<=\breturn[ \t])[A-Za-z_][\w.]*\(")
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
