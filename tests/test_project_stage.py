@@ -111,3 +111,39 @@ def test_a_checked_file_s_calls_are_reused_for_its_text_on_disk_only(tmp_path):
     fresh = ProjectIndex([str(tmp_path)])
     fresh.remember_calls(str(tmp_path / "caller.py"), caller, [marked])
     assert fresh.call_facts(key) == [marked]
+
+
+FACTORY_CALLER = """from factory import make_backend
+
+def train(model, optimizer):
+    optimizer.step()
+    backend = make_backend(model)
+    backend.setup()
+"""
+
+
+@pytest.mark.parametrize("setup, expected", [("self.model.cuda()", True), ("self.model.train()", False)])
+def test_a_called_factory_supplies_the_methods_of_the_classes_it_returns(tmp_path, setup, expected):
+    # the placement half is in the returned class's method, two modules away, imported in the factory
+    (tmp_path / "factory.py").write_text(
+        "def make_backend(model):\n    from backends import Backend\n    return Backend(model)\n")
+    (tmp_path / "backends.py").write_text(
+        f"class Backend:\n    def __init__(self, model):\n        self.model = model\n\n"
+        f"    def setup(self):\n        {setup}\n")
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    assert project_could_match(FACTORY_CALLER, str(tmp_path / "train.py"), Settings(), index) is expected
+
+
+def test_an_excerpt_keeps_imports_under_a_flag_and_over_a_backslash_not_prose():
+    from ddp_lint.project.index import _excerpt
+
+    text = ('"""Docs.\n\n    import the data first, then train\n"""\nif FLAG:\n    import torch\n'
+            "from pkg.base import \\\n    Base\n\n\nclass Single(Base):\n    def setup(self):\n"
+            "        self.model.to(torch.device('cuda'))\n")
+    source, line_map = _excerpt(text, "Single")
+    tree = ast.parse(source)  # the excerpt parses: the continued import is whole, the prose left out
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert imported == {"torch", "Base"}
+    assert line_map[1] == 6  # `import torch`, brought to the margin, keeps its line
