@@ -23,7 +23,7 @@ from .events import (
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of
 from .summary import ArgumentState
-from .bindings import is_cpu_device
+from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
@@ -41,6 +41,8 @@ class EffectWalker:
         keyed = self._kwarg(call)
         if keyed is not None:
             return keyed  # `kwargs.get("model")`
+        if dotted == "setattr" and self._set_own_attribute(call):
+            return EMPTY
         receiver, method, library_call = self._eval_receiver(call, dotted)
         if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
             self._run_handlers(call, dotted.rpartition(".")[0], method)
@@ -241,6 +243,10 @@ class EffectWalker:
             return Value(params=frozenset(receiver.handles))
         if method in ("values", "items") and receiver.members:
             return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
+        if method in ("values", "items") and receiver.handle is not None and not receiver.holders:
+            # a dict this function was handed (`heads.items()`): its values are what its callers put in
+            # it, which a call's replay gives as the modules it holds (see SummaryReplay._actuals)
+            return Value(params=receiver.params, members=frozenset(receiver.handles))
         if method in cat.MODULE_ITERATORS:
             return Value(members=frozenset(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in receiver.handles))
         replacing = cat.KEYWORD_REPLACEMENTS.get(method)
@@ -403,6 +409,21 @@ class EffectWalker:
         held = self._held_holders()
         if held:
             self._emit(ManagedEvent(self._site(manager), held, f"{callee_name(manager.func)}()"))
+        return True
+
+    def _set_own_attribute(self, call: cst.Call) -> bool:
+        """`setattr(self, name, head)`: the object keeps `head` in an attribute, as `self.<name> = head`
+        would (a name computed at run time is an attribute of its own, never read back by name: what
+        it keeps still moves with the object)."""
+        args = call.args
+        if (len(args) != 3 or any(arg.keyword is not None or arg.star for arg in args)
+                or dotted_name(args[0].value) != "self" or "self" in self.env):
+            return False
+        name = args[1].value
+        attribute = literal_key(name)
+        if attribute is None or not attribute.isidentifier():
+            attribute = "_set_" + re.sub(r"\W+", "_", code_text(name)).strip("_")
+        self._bind_target(cst.Attribute(cst.Name("self"), cst.Name(attribute)), self._eval(args[2].value), args[2].value)
         return True
 
     def _check_discarded(self, node: cst.BaseExpression, value: Value) -> None:

@@ -13,7 +13,7 @@ from .context import NONE_TEST, call_truths, literal_truth, never_runs
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
-from .heap import Binding, Callables, Origin, Value, EMPTY, value_of
+from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .summary import Handling, HelperSummary, Instance, NONE_HANDED
 
 
@@ -184,7 +184,10 @@ class SummaryReplay:
                 value = _argument_of(origin, positional, keywords)
                 if value is None:
                     return ()
-                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in value.handles)
+                # a container handed in (`MultiHead([cls_head, box_head])`): what the callee does to
+                # what it holds, it does to the modules it holds
+                handles = value.handles or tuple(sorted(value.members, key=handle_key))
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in handles)
             if origin.kind == "self" and own:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
             if origin.kind == "self" and instance is not None:

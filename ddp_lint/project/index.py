@@ -164,16 +164,19 @@ class ProjectIndex:
 
     def _hands_objects(self, path: str, inner: str) -> bool:
         """Whether a definition with neither a holder nor a placement token may still matter to its
-        callers: a constructor that keeps an argument (`self.model = model`: what a subclass's
-        `super().__init__(model)` gives its objects), or a function that returns what a call makes
-        (a factory: `return SingleBackend(model, device)`, whose object's methods may move the model)."""
+        callers: a class whose constructor keeps an argument (`self.backbone = backbone`: moving the
+        object moves it) or hands its arguments to its base's (which may keep them), or a function that
+        returns what a call makes (a factory: `return SingleBackend(model, device)`, whose object's
+        methods may move the model)."""
         text = self._text(path)
         class_name, _, method = inner.partition(".")
         block = _definition_block(text, class_name) if text is not None else None
         if block is None:
             return False
         if block.startswith("class"):
-            return method == "__init__" and _KEEPS_ARGUMENT.search(_method_block(block, method)) is not None
+            # the class itself, or its constructor: what the new object keeps of the caller's objects
+            init = _method_block(block, "__init__") if method in ("", "__init__") else ""
+            return bool(_KEEPS_ARGUMENT.search(init) or _HANDS_TO_BASE.search(init))
         return not method and _RETURNS_A_CALL.search(block) is not None
 
     # ----- for the callee side ------------------------------------------------------------------------
@@ -527,6 +530,7 @@ def _at_margin(block: str) -> str:
 # plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
 # large module, asked thousands of times over transformers.
 _KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]*)?\n")
+_HANDS_TO_BASE = re.compile(r"super\((?<=\bsuper\()[^)]*\)\.__init__\(\s*[^)\s]")
 _RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
 _RETURNS_A_CALL = re.compile(r"return[ \t]+(?<=\breturn[ \t])[A-Za-z_][\w.]*\(")
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
