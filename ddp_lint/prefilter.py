@@ -190,6 +190,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     units = [module_unit]
     helpers: Dict[str, List[_Unit]] = {}
     tables: Dict[str, Set[str]] = {}  # `PLACERS = {"gpu": GpuPlacer}`: a name for the definitions it holds
+    classes: Dict[str, _Unit] = {}  # `OPTIMIZERS = {"adam": optim.Adam}`: what a table names, as a unit
     # The module's own statements, not descending into definitions: each of those is a unit.
     for node in _walk(tree, stop=_DEFINITIONS):
         kind = type(node)
@@ -198,6 +199,10 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             for target in node.targets:
                 if type(target) is ast.Name:
                     tables.setdefault(target.id, set()).update(named)
+                    table = classes.setdefault(target.id, _Unit())
+                    for inner in _walk(node.value):
+                        if type(inner) in (ast.Name, ast.Attribute):
+                            _observe(inner, table, methods, aliases)
         if kind in _DEFINITIONS:
             unit = _Unit()
             units.append(unit)
@@ -209,6 +214,13 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             _observe(node, module_unit, methods, aliases)
     for unit in units:
         unit.decide(catalog, with_wraps, aliases)
+    for name, table in classes.items():
+        table.decide(catalog, with_wraps, aliases)
+        if table.holder:
+            # a unit that reads the table may call an optimizer class it holds
+            unit = _Unit()
+            unit.holder = True
+            helpers.setdefault(name, []).append(unit)
     for table, named in tables.items():
         # the engine calls what a module-level table holds when a unit calls through it
         joined = [callee for name in named if name != table for callee in helpers.get(name, ())]
@@ -294,10 +306,12 @@ class _Unit:
                     (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
                     for q in _qualified(callee, aliases)
                 )
-        for dotted in set(self.arguments):
+        # dotted names handed to calls or named as values, and imported names read: optimizer classes?
+        for dotted in set(self.arguments) | (self.names & aliases.keys()):
             if self.holder:
                 break
-            if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) for q in _qualified(dotted, aliases)):
+            if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) or q in catalog.holders
+                   for q in _qualified(dotted, aliases)):
                 self.holder = True
         if not self.holder:
             receivers = [{d.rsplit(".", 1)[0] for d in self.called if d.endswith("." + method)}
@@ -336,6 +350,11 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
     elif kind is ast.Attribute:
         if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
             unit.uses_param_groups = True
+        elif node.attr[:1].isupper() and not unit.holder:
+            # a class named, not called (`AdamW if args.adamw else SGD`): the engine calls the value later
+            name = _dotted(node)
+            if name is not None:
+                unit.arguments.append(name)
     elif kind is ast.Call:
         func = node.func
         if not unit.placement:

@@ -12,7 +12,7 @@ from .kwargs import key_of
 from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
 from .names import dotted_name, dotted_names, operands
-from .heap import Binding, Callables, Env, Origin, Value, EMPTY, element_of, first_handle, handle_key, join_values, unique_holders, value_of
+from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
 from .flow import bound_keys
 
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
@@ -225,8 +225,11 @@ class BindingWalker:
         if isinstance(node, (cst.Name, cst.Attribute)):
             dotted = dotted_name(node)
             if dotted is not None:
+                if dotted in self.module_tables.makers and self._is_free(dotted):
+                    return Value(makes=self.module_tables.makers[dotted])  # `OPTIMIZERS[name](params)`
                 if self._is_library_root(dotted.split(".", 1)[0]):
-                    return EMPTY
+                    # `torch.optim.AdamW` named, not called (`opt_cls = AdamW if args.adamw else SGD`)
+                    return Value(makes=self.catalog.holders.get(self._qualify(dotted)))
                 carried = self._carried_parameters(dotted) if self._instances else None
                 if carried:
                     return Value(params=carried)
@@ -271,6 +274,7 @@ class BindingWalker:
         container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
         positional = isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in node.elements)
         fields = []
+        makers = []
         for child in expression_children(node):
             value = self._eval(child)
             params = params | value.params
@@ -278,6 +282,7 @@ class BindingWalker:
             if container:
                 members = members | frozenset(value.handles) | value.members
                 holders.extend(value.holders)  # `{"deep": deep_opt, "wide": wide_opt}` holds both
+                makers.append(value.makes)  # `{"adam": optim.Adam, "sgd": optim.SGD}[name](params)`
             if positional:
                 fields.append(value)
         if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
@@ -286,7 +291,7 @@ class BindingWalker:
             fields = []
         callables = callables_in(node, self._defined_callables) if isinstance(node, cst.Dict) else frozenset()
         return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables,
-                     holders=unique_holders(holders) if container else ())
+                     holders=unique_holders(holders) if container else (), makes=any_maker(makers))
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -302,6 +307,8 @@ class BindingWalker:
                 self._eval(element.slice.value)
         if inner.callables:
             return Value(callables=_pick(inner.callables, node))
+        if inner.makes is not None:
+            return Value(makes=inner.makes)  # one of a table's optimizer classes
         if inner.members:
             return Value(first_handle(inner.members), params=inner.params, alts=inner.members)
         if inner.state_of:

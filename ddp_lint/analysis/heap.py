@@ -138,6 +138,7 @@ def join_values(values: Sequence[Value]) -> Value:
         members=frozenset().union(*(value.members for value in values)),
         device_of=_same_device(value.device_of for value in values),
         state_of=frozenset().union(*(value.state_of for value in values)),
+        makes=any_maker(value.makes for value in values),
     )
 
 
@@ -159,10 +160,26 @@ def join_bindings(bindings: Sequence[Binding]) -> Binding:
         callables=frozenset().union(*(b.callables for b in bindings)),
         device_of=_same_device(b.device_of for b in bindings),
         state_of=frozenset().union(*(b.state_of for b in bindings)),
+        makes=any_maker(b.makes for b in bindings),
     )
+
+
+def any_maker(makers: Iterable[Optional[str]]) -> Optional[str]:
+    """A callable that builds a holder on some path (`Adam if args.adam else SGD`): calling it may build one."""
+    return next((maker for maker in makers if maker is not None), None)
 
 
 def _same_device(devices: Iterable[FrozenSet[int]]) -> FrozenSet[int]:
     """A device value known on every path, the same on each; else unknown."""
     known = set(devices)
     return known.pop() if len(known) == 1 else frozenset()
+
+
+class ModuleTables(dict):
+    """Module-level names bound to a file's classes or functions (name -> (key or None, name) pairs),
+    and `makers`: those bound to holder classes, alone or in a table (`OPTIMIZERS = {"adam": Adam,
+    "sgd": SGD}`), by the kind they build."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.makers: Dict[str, str] = {}

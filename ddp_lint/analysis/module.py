@@ -20,6 +20,7 @@ from .heap import Origin
 from .summary import (BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement)
 from .walker import ScopeWalker
+from .heap import ModuleTables
 from .aliases import Alias, alias_in
 
 
@@ -49,7 +50,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     # walked when a call asks for it is summarised then, by a walk of its own.
     functions = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.FunctionDef)}
     optimizer_uses = _lazy_optimizer_uses(module, source)
-    tables, type_alias = module_tables(module.body, classes, functions), _alias_lookup(module, source, imports, project, path)
+    tables, type_alias = module_tables(module.body, classes, functions, imports, catalog), _alias_lookup(module, source, imports, project, path)
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
@@ -164,10 +165,11 @@ def _alias_lookup(module: cst.Module, source: Optional[str], imports: ImportTabl
     return lookup
 
 
-def module_tables(body: Sequence[cst.CSTNode], classes, functions) -> Dict[str, FrozenSet[Tuple[Optional[str], str]]]:
+def module_tables(body: Sequence[cst.CSTNode], classes, functions, imports: Optional[ImportTable] = None,
+                  catalog: cat.Catalog = cat.DEFAULT_CATALOG) -> ModuleTables:
     """Module-level names bound to this file's classes or functions, alone or in a registry dict
     (`PLACERS = {"gpu": GpuPlacer, "cpu": CpuPlacer}`), as (key or None, name) pairs."""
-    tables: Dict[str, FrozenSet[Tuple[Optional[str], str]]] = {}
+    tables = ModuleTables()
 
     def defined(name: str) -> FrozenSet[Tuple[Optional[str], str]]:
         return frozenset({(None, name)}) if name in classes or name in functions else frozenset()
@@ -179,7 +181,20 @@ def module_tables(body: Sequence[cst.CSTNode], classes, functions) -> Dict[str, 
         pairs = callables_in(statement.value, defined)
         if pairs:
             tables[statement.targets[0].target.value] = pairs
+        maker = _maker_in(statement.value, imports, catalog) if imports is not None else None
+        if maker is not None:
+            tables.makers[statement.targets[0].target.value] = maker
     return tables
+
+
+def _maker_in(value: cst.BaseExpression, imports: ImportTable, catalog: cat.Catalog) -> Optional[str]:
+    """The holder kind an optimizer class named in `value` builds (alone, or in a dict, list or tuple)."""
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+        parts = [element.value for element in value.elements if isinstance(element, (cst.DictElement, cst.Element))]
+    else:
+        parts = [value]
+    names = (_dotted(part) for part in parts)
+    return next((catalog.holders[imports.qualify(n)] for n in names if n and imports.qualify(n) in catalog.holders), None)
 
 
 def module_imports(module: cst.Module) -> ImportTable:
@@ -201,7 +216,7 @@ class ModuleSummaries:
         functions = {d.name.value: d for d in definitions if isinstance(d, cst.FunctionDef)}
         classes = {d.name.value: d for d in definitions if isinstance(d, cst.ClassDef)}
         optimizer_uses = _lazy_optimizer_uses(module, source)
-        tables = module_tables(module.body, classes, functions)
+        tables = module_tables(module.body, classes, functions, imports, catalog)
 
         def new_walker(name: str, method_helpers) -> ScopeWalker:
             walker = ScopeWalker(name, imports.copy(), catalog, self.functions, method_helpers, ids, False,

@@ -25,7 +25,7 @@ from .blocks import suite_body
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses
 from .aliases import Alias
-from .heap import Arm, Binding, Callables, Env, Origin, Value
+from .heap import Arm, Binding, Env, ModuleTables, Origin, Value
 from .summary import ArgumentState, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
@@ -115,7 +115,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.method_orders: set = set()
         self._instance_calls: Dict[int, List[str]] = {}
         # Module-level names bound to this file's classes or tables of them (`PLACERS = {...}`).
-        self.module_tables: Dict[str, Callables] = {}
+        self.module_tables = ModuleTables()
         self._guards: Tuple[Guard, ...] = ()
         self._loops: List[Loop] = []
         self._alive, self._ended_by_loop_exit = True, False
