@@ -283,7 +283,7 @@ def _walk(root: ast.AST, stop: frozenset = frozenset()) -> Iterable[ast.AST]:
 class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
-    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "uses_param_groups",
+    __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "named", "uses_param_groups",
                  "handed_parameters", "hands_optimizer")
 
     def __init__(self) -> None:
@@ -296,6 +296,7 @@ class _Unit:
         self.hands_optimizer = False
         self.called: List[str] = []
         self.arguments: List[str] = []  # dotted names handed to calls: `cfg.optimizer`, `torch.optim.AdamW`
+        self.named: List[str] = []  # dotted names of classes read as values: `optim.AdamW` in `cls = optim.AdamW`
         self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
         self.names: Set[str] = set()
 
@@ -306,13 +307,16 @@ class _Unit:
                     (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
                     for q in _qualified(callee, aliases)
                 )
-        # dotted names handed to calls or named as values, and imported names read: optimizer classes?
-        for dotted in set(self.arguments) | (self.names & aliases.keys()):
+        for dotted in set(self.arguments):
             if self.holder:
                 break
-            if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) or q in catalog.holders
-                   for q in _qualified(dotted, aliases)):
+            if any(catalog.holder_kind(q) is not None or cat.is_optimizer_module(q) for q in _qualified(dotted, aliases)):
                 self.holder = True
+        # classes named as values (`opt_cls = AdamW if args.adamw else SGD`), imported names read
+        for dotted in () if self.holder else set(self.named) | (self.names & aliases.keys()):
+            if any(q in catalog.holders for q in _qualified(dotted, aliases)):
+                self.holder = True
+                break
         if not self.holder:
             receivers = [{d.rsplit(".", 1)[0] for d in self.called if d.endswith("." + method)}
                          for method in cat.OPTIMIZER_METHODS_TOGETHER]
@@ -354,7 +358,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             # a class named, not called (`AdamW if args.adamw else SGD`): the engine calls the value later
             name = _dotted(node)
             if name is not None:
-                unit.arguments.append(name)
+                unit.named.append(name)
     elif kind is ast.Call:
         func = node.func
         if not unit.placement:
