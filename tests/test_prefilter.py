@@ -148,3 +148,29 @@ def test_tree_walk_reaches_every_node_ast_walk_does_but_contexts_and_aliases(nam
     tree = ast.parse(source)
     expected = {id(n) for n in ast.walk(tree) if not isinstance(n, (ast.expr_context, ast.alias))}
     assert {id(n) for n in _walk(tree)} == expected
+
+
+CLASS_AS_VALUE = {
+    "chosen by a condition": ("import torch\n\ndef train(model, args):\n"
+                              "    cls = torch.optim.AdamW if args.adamw else torch.optim.SGD\n"
+                              "    opt = cls(model.parameters(), lr=0.1)\n    model.cuda()\n    return opt\n"),
+    "from a module-level table": ("from torch import optim\n\nOPTIMIZERS = {'adam': optim.Adam, 'sgd': optim.SGD}\n\n"
+                                  "def train(model, name):\n    opt = OPTIMIZERS[name](model.parameters())\n"
+                                  "    model.cuda()\n    return opt\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_AS_VALUE))
+def test_tree_stage_accepts_an_optimizer_class_read_as_a_value(name):
+    # the engine finds these (an optimizer class is a value that builds one when called): so must the stage
+    source = CLASS_AS_VALUE[name]
+    assert lint_source(source, settings=ALL, prefilter=False)
+    assert stage_decisions(source) == ACCEPT_ALL
+
+
+def test_tree_stage_does_not_take_the_optimizer_module_read_as_a_value_for_a_class():
+    # `optim.lr_scheduler` reads the module, not an optimizer class: nothing here builds one
+    source = ("import torch.optim as optim\n\ndef sched(model, opt_state):\n"
+              "    model.cuda()\n    return optim.lr_scheduler, opt_state\n")
+    assert not lint_source(source, settings=ALL, prefilter=False)
+    assert stage_decisions(source)["tree"] is False
