@@ -173,6 +173,12 @@ HOLDERS: Dict[str, str] = {
     "torch_optimizer.Lamb": LAZY,
     "torch_optimizer.RAdam": LAZY,
     "horovod.torch.DistributedOptimizer": LAZY,
+    # Framework builders handed the model itself: `build_optimizer(model, cfg.optimizer)` (OpenMMLab),
+    # `build_optimizer(cfg, model)` (detectron2) build the configured optimizer on its parameters.
+    "mmcv.runner.build_optimizer": FACTORY,
+    "mmcv.runner.optimizer.build_optimizer": FACTORY,
+    "mmengine.optim.build_optim_wrapper": FACTORY,
+    "detectron2.solver.build_optimizer": FACTORY,
 }
 
 # Bare class names that mean an optimizer whatever module they come from (re-exports, vendored copies).

@@ -199,7 +199,8 @@ def _holder_reasons(story, holder_statement, moved, between, anchor, anchor_bind
     if hook is not None:
         reasons.append(hook.reason)
     elif holder.kind == cat.FACTORY:
-        reasons.append(f"the optimizer comes from `{holder.label}`, whose body ddp-lint does not follow: it may read "
+        called = holder.label if holder.label.endswith(")") else f"{holder.label}()"  # a cataloged factory's name
+        reasons.append(f"the optimizer comes from `{called}`, whose body ddp-lint does not follow: it may read "
                        f"something the statements moved across change")
     if holder.var is None:
         reasons.append("the optimizer is not bound to a name, so ddp-lint cannot show nothing in between uses it")
