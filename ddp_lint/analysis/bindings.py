@@ -147,6 +147,10 @@ class BindingWalker:
                 # `group["params"] = [...]`: the function re-points a param group of an optimizer it was
                 # handed (Lightning's PR #11886 fix), so it owns the order
                 self._emit(ManagedEvent(self._site(value_node or target), self._arrivals, '["params"] ='))
+        entry = _constant_entry(target)
+        if entry is not None:
+            # `kwargs["model"] = model`: the dict now holds it under that key (for a `**` spread of it)
+            self._entries = {**self._entries, entry[0]: {**self._entries.get(entry[0], {}), entry[1]: value}}
         key = self._key_of(target)
         if key is None:
             self._assign_attribute(target, value_node)
@@ -487,6 +491,15 @@ class BindingWalker:
         """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""
         held = [h for b in self.env.values() for h in b.holders] + list(self._arrivals)
         return tuple({id(h): h for h in held}.values())
+
+
+def _constant_entry(target: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(name, key) of `name["key"]` as an assignment's target."""
+    if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)):
+        key = literal_key(target.slice[0].slice.value)
+        return (target.value.value, key) if key is not None else None
+    return None
 
 
 def literal_key(node: cst.BaseExpression) -> Optional[str]:

@@ -47,7 +47,7 @@ class EffectWalker:
         if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
             self._run_handlers(call, dotted.rpartition(".")[0], method)
         first_event = len(self.scope.events)
-        args = [(arg, self._eval(arg.value)) for arg in call.args]
+        args = self._spread_entries([(arg, self._eval(arg.value)) for arg in call.args])
         self._args_from = first_event  # the events the arguments made start here (see _helper_effect)
         arrived = tuple(h for _, value in args for h in value.holders if h.arrives)
         if arrived and self._rebinds_passed_holder(call, arrived):
@@ -410,6 +410,19 @@ class EffectWalker:
         if held:
             self._emit(ManagedEvent(self._site(manager), held, f"{callee_name(manager.func)}()"))
         return True
+
+    def _spread_entries(self, args):
+        """`f(**kwargs)` of a dict filled here by constant keys: each key as a keyword argument (after
+        the keywords written out, which a spread may not repeat)."""
+        if not self._entries or not any(arg.star == "**" for arg, _ in args):
+            return args
+        written = {arg.keyword.value for arg, _ in args if arg.keyword is not None}
+        spread = []
+        for arg, value in args:
+            entries = self._entries.get(dotted_name(arg.value) or "") if arg.star == "**" else None
+            spread.extend((cst.Arg(arg.value, keyword=cst.Name(key)), entry)
+                          for key, entry in (entries or {}).items() if key not in written)
+        return args + spread
 
     def _set_own_attribute(self, call: cst.Call) -> bool:
         """`setattr(self, name, head)`: the object keeps `head` in an attribute, as `self.<name> = head`

@@ -380,7 +380,9 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
            catalog: cat.Catalog):
     """Looks a method up in a class's bases, in order: a class of this file, or one an import brings
     in from the project (`from .base import BaseStrategy`)."""
-    names = [dotted for dotted in (_dotted(arg.value) for arg in klass.bases if arg.keyword is None) if dotted]
+    # a generic base (`BaseSGDTemplate[TExperience, TInput]`) is its class
+    names = [dotted for dotted in (_dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
+                                   for arg in klass.bases if arg.keyword is None) if dotted]
     if not names:
         return None
     local: Dict[str, _LazySummaries] = {}

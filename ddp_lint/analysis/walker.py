@@ -46,6 +46,10 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     # by the id of each call, None for one whose summary is unknown; None when the body does anything
     # else with the name (see HelperSummary.keywords)
     kwargs_spread: Optional[Dict[int, Optional[FrozenSet[str]]]] = None
+    # Dicts filled by constant keys here (`kwargs["model"] = model`, `dict(model=model)`): what each key
+    # holds, by the dict's name; a call that spreads one (`super().__init__(**kwargs)`) passes them
+    # as keywords. Replaced, never changed in place (the class's empty one is shared).
+    _entries: Dict[str, Dict[str, Value]] = {}
     # A generic alias by the name an annotation uses (analysis/aliases.py): this module's, or one its
     # imports bring from the project; set by analyze_module
     type_alias: Optional[Callable[[str], Optional[Alias]]] = None

@@ -107,7 +107,7 @@ class ProjectIndex:
         found = self.resolver.resolve(dotted, importer)
         if found is None:
             return None
-        path, inner = found
+        path, inner = self._through_stars(*found)
         if inner.count(".") > 1:
             return None
         if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not self._inherits(path, inner) and not any(
@@ -162,7 +162,28 @@ class ProjectIndex:
                 found |= self._returned_classes(where[0], where[1], depth + 1)
         return found
 
-    def _hands_objects(self, path: str, inner: str) -> bool:
+    def _through_stars(self, path: str, inner: str, depth: int = 0) -> Tuple[str, str]:
+        """Where a name a package re-exports with `from .strategy_wrappers import *` is defined: the
+        first star-imported module of the project that defines it (the package's own definitions and
+        named imports first); the name where it was asked, when none does."""
+        head = inner.partition(".")[0]
+        text = self._text(path)
+        if not head or text is None or depth > 2 or "import" not in text or "*" not in text:
+            return path, inner
+        if _definition_block(text, head) is not None or head in _imported_names(text):
+            return path, inner
+        for module in _STAR_IMPORT.findall(text):
+            found = self.resolver.resolve(module, path)
+            if found is None or found[1]:
+                continue  # no module of the project (a library's names are the catalog's)
+            where = self._text(found[0])
+            if where is not None and (_definition_block(where, head) is not None or "*" in where):
+                deeper = self._through_stars(found[0], inner, depth + 1)
+                if deeper[0] != found[0] or _definition_block(where, head) is not None:
+                    return deeper
+        return path, inner
+
+    def _hands_objects(self, path: str, inner: str, depth: int = 0) -> bool:
         """Whether a definition with neither a holder nor a placement token may still matter to its
         callers: a class whose constructor keeps an argument (`self.backbone = backbone`: moving the
         object moves it) or hands its arguments to its base's (which may keep them), or a function that
@@ -171,6 +192,12 @@ class ProjectIndex:
         text = self._text(path)
         class_name, _, method = inner.partition(".")
         block = _definition_block(text, class_name) if text is not None else None
+        if block is None and text is not None and depth < 3:
+            # a package re-exporting the name (`from .common_templates import SupervisedTemplate`)
+            dotted = _imported_names(text).get(class_name)
+            found = self.resolver.resolve(dotted, path) if dotted else None
+            if found is not None and found[1] and "." not in found[1]:
+                return self._hands_objects(found[0], found[1] + (f".{method}" if method else ""), depth + 1)
         if block is None:
             return False
         if block.startswith("class"):
@@ -450,9 +477,13 @@ class ProjectIndex:
                             h, p = self._halves(path, f"{class_name}.{callee}", with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
-                # a package re-exporting the name (`from .parallel import shard_model` in __init__.py)
-                dotted = _imported_names(text).get(name)
+                # a package re-exporting the name (`from .parallel import shard_model` in __init__.py,
+                # or `from .parallel import *`)
+                dotted = _imported_names(text).get(class_name)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
+                if resolved is None:
+                    starred = self._through_stars(path, class_name)
+                    resolved = starred if starred[0] != path else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
                     result = self._halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
                                           with_wraps, depth + 1, memo, judge)
@@ -467,7 +498,7 @@ class ProjectIndex:
         imports bring from the project."""
         header = _CLASS_HEADER.match(class_block)
         found = (False, False)
-        for base in (header.group(1).split(",") if header else ()):
+        for base in (_base_names(header.group(1)) if header else ()):
             base = base.strip()
             if not base or "=" in base or not _IDENTIFIER.fullmatch(base):
                 continue
@@ -530,6 +561,7 @@ def _at_margin(block: str) -> str:
 # plain spellings (`\w\.(\w+)\s*\(`) tried every position of every name and cost 5 ms a scan of a
 # large module, asked thousands of times over transformers.
 _KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]*)?\n")
+_STAR_IMPORT = re.compile(r"^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 _HANDS_TO_BASE = re.compile(r"super\((?<=\bsuper\()[^)]*\)\.__init__\(\s*[^)\s]")
 _RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
 _RETURNS_A_CALL = re.compile(r"return[ \t]+(?<=\breturn[ \t])[A-Za-z_][\w.]*\(")
@@ -693,10 +725,24 @@ def _find_block(text: str, name: str) -> Optional[str]:
 _OUTSIDE = frozenset({"torch", "typing", "os", "sys", "re", "math", "collections", "functools", "itertools"})
 
 
+def _base_names(listed: str) -> List[str]:
+    """The entries of a class header's base list, a generic base's arguments left out
+    (`Observation[TExp, TIn], Base` -> `["Observation", " Base"]`)."""
+    while "[" in listed:
+        shorter = _SUBSCRIPT.sub("", listed)
+        if shorter == listed:
+            break
+        listed = shorter
+    return listed.split(",")
+
+
+_SUBSCRIPT = re.compile(r"\[[^\[\]]*\]")
+
+
 def _class_bases(block: str) -> Tuple[str, ...]:
     """The bases a class's header names, as written (`("BaseModel",)`; `()` for `class C:`)."""
     header = _CLASS_HEADER.match(block)
-    return tuple(base.strip() for base in header.group(1).split(",") if base.strip()) if header else ()
+    return tuple(base.strip() for base in _base_names(header.group(1)) if base.strip()) if header else ()
 
 
 def _excerpt(text: str, name: str):
@@ -736,7 +782,7 @@ def _excerpt(text: str, name: str):
         header = _CLASS_HEADER.match(block)
         if header is not None:
             # its bases of this module, taken first (the cap on definitions): what it inherits is theirs
-            named += [base.strip() for base in reversed(header.group(1).split(",")) if _IDENTIFIER.fullmatch(base.strip())]
+            named += [base.strip() for base in reversed(_base_names(header.group(1))) if _IDENTIFIER.fullmatch(base.strip())]
         for called in named:
             if called not in seen:
                 todo.append(called)
