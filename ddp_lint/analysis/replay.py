@@ -56,8 +56,11 @@ class SummaryReplay:
         # model and then steps gives the optimizer its state after the move, not before
         first = min((placed.event.site.order for placed in summary.placements), default=None)
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
+        # an object handed the optimizer when it was built, whose method moves the model it keeps
+        # (`strategy = Naive(model=m, optimizer=opt); strategy.train()`): the pair is its API's
+        handed = _handed_optimizers(args, summary) + (instance.handed if instance is not None else ())
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
-                                _handed_optimizers(args, summary))
+                                handed)
         if first is not None:
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
         if summary.moves_state:
