@@ -70,3 +70,31 @@ def test_the_whole_kwargs_is_known_only_when_it_is_read_by_keys_or_spread():
     assert spreads("def f(**kw):\n    self.options = kw\n") is None
     assert spreads("def f(**kw):\n    for k in kw:\n        pass\n") is None
     assert spreads("def f(**kw):\n    return kw.get(name)\n") is None
+
+
+SPREAD = '''import torch
+
+
+class Base:
+    def __init__(self, model=None, device="cuda", **settings):
+        self.model = model.to(device)
+
+
+class Trainer(Base):
+    def __init__(self, model, **kwargs):
+        kwargs["model"] = model
+        kwargs["scheduler.params.total_num_steps"] = 10  # a dotted key: no keyword can carry it
+        kwargs["lambda"] = 0.5  # a keyword of the language: neither
+        super().__init__(**kwargs)
+
+
+def main(model):
+    optimizer = torch.optim.Adam(model.parameters())
+    return Trainer(model), optimizer
+'''
+
+
+def test_a_dict_filled_by_keys_and_spread_hands_the_keys_that_can_be_keywords():
+    # `model` reaches the base that moves it; the keys no keyword can carry are left out, not an error
+    found = lint_source(SPREAD, "spread.py")
+    assert [(f.line, f.code) for f in found] == [(18, "DDP101")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from keyword import iskeyword
 from typing import FrozenSet, Iterator, Optional, Tuple
 
 import libcst as cst
@@ -420,8 +421,10 @@ class EffectWalker:
         spread = []
         for arg, value in args:
             entries = self._entries.get(dotted_name(arg.value) or "") if arg.star == "**" else None
+            # only keys that can be keywords: `kwargs["scheduler.params.steps"]` cannot name a parameter
             spread.extend((cst.Arg(arg.value, keyword=cst.Name(key)), entry)
-                          for key, entry in (entries or {}).items() if key not in written)
+                          for key, entry in (entries or {}).items()
+                          if key not in written and key.isidentifier() and not iskeyword(key))
         return args + spread
 
     def _set_own_attribute(self, call: cst.Call) -> bool:
