@@ -115,12 +115,13 @@ class SummaryReplay:
         objects this call hands in. One that keeps none of them says nothing about them: the result
         stays unknown (and may still be known by its use, as `get_std_opt(params, ...)`'s optimizer)."""
 
-        def kept(parts) -> Tuple[Handle, ...]:
-            return tuple(dict.fromkeys(h for origin, sub in parts for h in actual(origin, sub)))
+        def kept(table) -> Dict[str, Tuple[Handle, ...]]:
+            handles = {key: tuple(dict.fromkeys(h for origin, sub in parts for h in actual(origin, sub)))
+                       for key, parts in table.items()}
+            return {key: found for key, found in handles.items() if found}
 
-        built = [Instance(each.methods, {key: kept(parts) for key, parts in each.attributes.items() if kept(parts)}, (),
-                          each.locate or summary.locate, each.class_name,
-                          {key: frozenset(kept(parts)) for key, parts in each.parameter_attributes.items() if kept(parts)})
+        built = [Instance(each.methods, kept(each.attributes), (), each.locate or summary.locate, each.class_name,
+                          {key: frozenset(found) for key, found in kept(each.parameter_attributes).items()})
                  for each in summary.returned_instances]
         if not any(each.attributes or each.parameter_attributes for each in built):
             return None
