@@ -66,3 +66,23 @@ def test_quoted_code_is_one_line_as_written(source, quoted):
     from ddp_lint.analysis.names import code_text
 
     assert code_text(cst.parse_expression(source)) == quoted
+
+
+TWO_ENDINGS = '''import torch
+from apex import amp
+
+
+def main(model, use_apex):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if use_apex:
+        model, optimizer = amp.initialize(model, optimizer)
+    if use_apex:
+        model, optimizer = amp.initialize(model, optimizer)
+    model.cuda()
+    return optimizer
+'''
+
+
+def test_two_endings_under_one_condition_are_said_once():
+    [finding] = lint_source(TWO_ENDINGS, "two_endings.py")
+    assert finding.message.count("unless `use_apex`") == 1, finding.message

@@ -191,7 +191,8 @@ def condition_phrase(holder_site: Site, step: Step) -> str:
         guards = [g for g in ending.site.guards if g not in holder_site.guards and g not in placement_site.guards]
         if guards:
             pieces.append("unless " + " and ".join(_guard_text(guard) for guard in guards))
-    return f" ({'; '.join(pieces)})" if pieces else ""
+    # two endings under the same condition (two calls that re-point the optimizer) say it once
+    return f" ({'; '.join(dict.fromkeys(pieces))})" if pieces else ""
 
 
 def _guard_text(guard: Guard) -> str:
