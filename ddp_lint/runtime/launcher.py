@@ -91,10 +91,25 @@ class LaunchResult:
     all_started_after: Optional[float] = None
 
 
-def free_port() -> int:
+def free_port(consecutive: int = 1) -> int:
+    """A free local port; with `consecutive`, one whose next ports are free too (a multi-node run
+    collects its reports on the rendezvous port + 1, and `verify` uses + 2)."""
+    for _ in range(64):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port + consecutive <= 65536 and all(_is_free(port + offset) for offset in range(1, consecutive)):
+            return port
+    return port
+
+
+def _is_free(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def build_command(spec: LaunchSpec) -> List[str]:

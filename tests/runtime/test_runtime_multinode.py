@@ -58,7 +58,7 @@ def test_two_nodes_report_what_one_node_reports_for_the_same_ranks(name: str, co
     options = ("--nproc-per-node", "2", "--timeout", str(LAUNCH_TIMEOUT))
     started = time.monotonic()
     node0, node1, single = run_all([
-        *_two_nodes(script, free_port(), *options),
+        *_two_nodes(script, free_port(3), *options),
         command("run", script, "--nproc-per-node", "4", "--timeout", str(LAUNCH_TIMEOUT)),
     ])
     print(f"{name}: two nodes and one node side by side in {time.monotonic() - started:.1f}s")
@@ -92,7 +92,7 @@ def test_verify_across_two_nodes_gives_the_one_node_verdict() -> None:
     before = sorted(os.listdir(SCENARIOS_DIR))
     options = ("--nproc-per-node", "1", "--timeout", str(LAUNCH_TIMEOUT))
     node0, node1, single = run_all([
-        *[argv[:3] + ["verify"] + argv[4:] for argv in _two_nodes(script, free_port(), *options)],
+        *[argv[:3] + ["verify"] + argv[4:] for argv in _two_nodes(script, free_port(3), *options)],
         command("verify", script, "--nproc-per-node", "2", "--timeout", str(LAUNCH_TIMEOUT)),
     ])
     merged, alone = node0.json(), single.json()
@@ -134,7 +134,7 @@ def _ranks_started(pid: int, count: int) -> bool:
 @pytest.mark.parametrize("killed", [1, 0], ids=["node 1 killed", "node 0 killed"])
 def test_a_node_killed_mid_run_is_named_and_leaves_no_process(killed: int, tmp_path) -> None:
     script = os.path.join(SUPPORT, "barrier_loop.py")  # ranks meet in a barrier twice a second for 10 minutes
-    argvs = _two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "300")
+    argvs = _two_nodes(script, free_port(3), "--nproc-per-node", "2", "--timeout", "300")
     # Every rank says when it is in the barrier loop: on a loaded machine a fixed sleep after the
     # processes appear was not enough (torch was still being imported when the node was killed).
     ready = tmp_path / "ready"
@@ -185,7 +185,7 @@ def test_a_node_that_never_joins_is_named_soon_after_the_timeout() -> None:
     # Node 0 alone of two: its rendezvous waits for node 1 until the 10 s timeout stops it.
     script = os.path.join(SCENARIOS_DIR, "ddp_convert_after_wrap.py")
     started = time.monotonic()
-    [node0] = run_all([_two_nodes(script, free_port(), "--nproc-per-node", "2", "--timeout", "10")[0]])
+    [node0] = run_all([_two_nodes(script, free_port(3), "--nproc-per-node", "2", "--timeout", "10")[0]])
     took = time.monotonic() - started
     print(f"node 0 alone reported after {took:.1f}s")
     report = node0.json()
@@ -328,7 +328,7 @@ def test_two_nodes_on_cuda_with_nccl(name: str, code: str) -> None:
         pytest.skip("needs 2 CUDA devices: one per node")
     script = os.path.join(SCENARIOS_DIR, f"{name}.py")
     options = ("--nproc-per-node", "1", "--backend", "nccl", "--timeout", str(LAUNCH_TIMEOUT))
-    port = free_port()
+    port = free_port(3)
     argv = _two_nodes(script, port, *options, script_args=("--device", "cuda"))
     procs = [_start(a, {**os.environ, "CUDA_VISIBLE_DEVICES": str(node)}) for node, a in enumerate(argv)]
     outputs = [proc.communicate(timeout=2 * LAUNCH_TIMEOUT) for proc in procs]

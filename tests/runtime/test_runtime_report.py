@@ -226,3 +226,16 @@ def test_module_entry_point_rejects_unknown_subcommands() -> None:
     done = subprocess.run([sys.executable, "-m", "ddp_lint.runtime", "lint", "x.py"], cwd=REPO, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": REPO})
     assert done.returncode == 2 and done.stderr.startswith("usage: python -m ddp_lint.runtime")
+
+
+def test_free_port_can_ask_for_the_next_ports_free_too() -> None:
+    # a multi-node run collects reports on the rendezvous port + 1: a test that picks the port must
+    # find both free, or the collector's bind fails ("Address already in use")
+    import socket
+
+    from ddp_lint.runtime.launcher import free_port
+
+    port = free_port(3)
+    for offset in range(3):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port + offset))
