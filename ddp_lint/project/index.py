@@ -16,6 +16,7 @@ same-file helper has none).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import os
@@ -204,7 +205,7 @@ class ProjectIndex:
             # the class itself, or its constructor: what the new object keeps of the caller's objects
             init = _method_block(block, "__init__") if method in ("", "__init__") else ""
             return bool(_KEEPS_ARGUMENT.search(init) or _HANDS_TO_BASE.search(init))
-        return not method and _RETURNS_A_CALL.search(block) is not None
+        return not method and _RETURNED_CALLEE.search(block) is not None
 
     # ----- for the callee side ------------------------------------------------------------------------
     def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
@@ -564,7 +565,6 @@ _KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]
 _STAR_IMPORT = re.compile(r"^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 _HANDS_TO_BASE = re.compile(r"super\((?<=\bsuper\()[^)]*\)\.__init__\(\s*[^)\s]")
 _RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
-_RETURNS_A_CALL = re.compile(r"return[ \t]+(?<=\breturn[ \t])[A-Za-z_][\w.]*\(")
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
@@ -803,8 +803,6 @@ _IMPORT_STATEMENT = re.compile(r"^[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?
 
 
 def _parses(statement: str) -> bool:
-    import ast
-
     try:
         ast.parse(statement)
     except (SyntaxError, ValueError):
