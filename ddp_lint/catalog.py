@@ -34,7 +34,7 @@ class PlacementKind(str, Enum):
     FSDP_ORIG = "fsdp-orig-params"  # FSDP1 with use_orig_params=True: same objects, sharded data
     WRAP = "wrap"  # shares the parameters: canonical order only
     LAYOUT = "layout"  # memory format change, same objects: canonical order only (semantics row 5)
-    HOME = "home"  # `.cpu()`: back on the CPU, where a later `.cuda()` is a real move again; no rule reports it
+    HOME = "home"  # `.cpu()`, `.to("cpu")`: back on the CPU, where a later `.cuda()` is a real move again
 
     def __str__(self) -> str:
         return self.value
@@ -103,7 +103,7 @@ def classify_method_placement(
         return placement.kind, f".{method}({argument})", argument
     kind: Optional[str] = None
     texts = []
-    layout = ""
+    layout = home = ""
     for keyword, text, xla in arguments:
         if keyword == "memory_format":
             layout = text
@@ -118,8 +118,11 @@ def classify_method_placement(
             kind = kind or CAST
             continue
         if lowered.strip("'\"") in NOOP_DEVICES or lowered in ('torch.device("cpu")', "torch.device('cpu')"):
+            home = text
             continue
         kind = MOVE
+    if kind is None and home:
+        return HOME, f".to({home})", home  # back on the CPU, as `.cpu()`
     if kind is None and layout:
         return LAYOUT, f".to(memory_format={layout})", layout  # same objects, a new layout
     if kind is None:
@@ -408,7 +411,8 @@ DEVICE_KEYWORD_MOVES: Dict[str, str] = {
     "ignite.engine.create_supervised_evaluator": "device",
 }
 
-# `.cpu()`: recorded (as HOME) so that "already placed there" knows the way back.
+# `.cpu()`: recorded (as HOME) so that "already placed there" knows the way back, and read by the
+# stateful-optimizer rule when the optimizer steps again after it.
 HOME_METHODS: FrozenSet[str] = frozenset({"cpu"})
 
 # Methods called on the module itself. `to` is classified by its arguments (device, dtype, xla, cpu).
@@ -805,7 +809,7 @@ class Catalog:
         Python lets whitespace, backslash continuations and (inside brackets) comments sit between any
         two tokens, so the patterns allow them wherever the engine would still see the same call.
         """
-        methods = sorted(m for m, p in METHOD_PLACEMENTS.items() if counts_for_prefilter(p, with_wraps))
+        methods = sorted({m for m, p in METHOD_PLACEMENTS.items() if counts_for_prefilter(p, with_wraps)} | HOME_METHODS)
         calls = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if counts_for_prefilter(p, with_wraps)}
         calls.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and counts_for_prefilter(self.call_placements[q], with_wraps))
         wrappers = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if p.sync_wrapper}

@@ -179,6 +179,8 @@ class BindingWalker:
         else:
             handle = Handle(next(self.ids), (), key)
             self.origins[handle.obj] = Origin("local", key)
+            if self._built_on_cpu(value_node):
+                self.scope.built_here.add(handle.obj)
             if _is_data(value_node, value):
                 self._data.add(handle.obj)
             if value.leaf:
@@ -385,6 +387,15 @@ class BindingWalker:
         """Never bound in this scope: a global, a builtin or a module imported where we cannot see."""
         binding = self.env.get(name)
         return binding is None or binding.handle is self._free.get(name)
+
+    def _built_on_cpu(self, node: Optional[cst.BaseExpression]) -> bool:
+        """`nn.Linear(16, 4)`: a module of PyTorch's own classes made here, with no device given, is
+        on the CPU (where a `.cpu()` moves nothing)."""
+        if not isinstance(node, cst.Call) or any(arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD
+                                                 for arg in node.args):
+            return False
+        qualified = self._qualify(dotted_name(node.func) or "")
+        return qualified.startswith(cat.MODULE_NAMESPACES[0]) and qualified.rsplit(".", 1)[-1][:1].isupper()
 
     def _qualify(self, dotted: str) -> str:
         return self.imports.qualify(dotted)

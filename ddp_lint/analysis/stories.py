@@ -36,6 +36,9 @@ class Step:
     # Ending events (a managed call, a rebuild) that lie between on some paths only: the story holds
     # on the paths that skip them ("unless `use_apex`").
     skipped: Tuple[object, ...] = ()
+    # A move back to the CPU (`.cpu()`): the optimizer's next step() after it, with no move away
+    # between (later on a path through both, or earlier in a loop around both: the next pass).
+    again: Optional[StateEvent] = None
 
 
 @dataclass
@@ -82,27 +85,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:
             states.append(event)
-        elif isinstance(event, ManagedEvent) and any(held is holder for held in event.holders):
-            endings.append(event)  # handed to a framework that remaps it, on the paths through it
-            if holder.arrives:
-                # A function handed the optimizer that regroups or rewraps it after its own placement
-                # owns the order, even on one arm only (`if optimizer is not None:`).
-                story.steps = [step for step in story.steps if not _between(event, holder.site, step.placement.site)]
-        elif isinstance(event, StateMovedEvent) and any(held is holder for held in event.holders):
-            # its state moved after the model, in the placement's function: the state follows the model
-            story.steps = [step for step in story.steps if not (
-                step.placement.kind == cat.MOVE and _root(event.site) is _root(step.placement.site)
-                and event.site.order > step.placement.site.order and not event.site.exclusive_with(step.placement.site))]
-        elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
-            # pointed at the new parameters after a submodule was replaced, on every path from it: the
-            # replaced ones it still holds get no gradient, the new ones train
-            story.steps = [step for step in story.steps if not (
-                step.placement.kind == cat.REPLACE and _follows_on_every_path(event.site, step.placement.site))]
-        elif isinstance(event, RebindEvent) and event.old is holder:
-            # Rebuilt after a placement on every path through it: the early holder is superseded there.
-            ends = _between if holder.arrives else _ends_between
-            story.steps = [step for step in story.steps if not ends(event, holder.site, step.placement.site)]
-            endings.append(event)
+        elif _ends_steps(story, holder, event, endings):
+            continue
         elif isinstance(event, PlacementEvent) and overlaps(event.handle):
             if event.site.exclusive_with(holder.site) or any(carrier is holder for carrier in event.carriers):
                 continue
@@ -129,6 +113,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # a round trip, not the first move: an object built here must have been moved there itself;
             # another may come from a call on a model already moved (`model = convert(model)`)
             own = event.handle.obj in scope.built_here
+            if _stays_on_cpu(event, earlier + moved[:-1], own) or _back_from_cpu(event, earlier, moved[:-1], own):
+                continue
             if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)) if own else placed,
                               event):
                 continue
@@ -142,7 +128,91 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             state = known[0] if known else None
             stepped = next((s for s in known if s.method == cat.STEP), None)
             story.steps.append(Step(event, state, stepped, tuple(current)))
+    story.steps = [step for step in map(lambda step: _stepped_again(scope, holder, step), story.steps) if step]
     return story
+
+
+def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[object]) -> bool:
+    """Apply an event that ends or remaps the holder's story (a managed call, its state moved after the
+    model, a regroup, a rebuild) to the steps so far; False when the event is none of those."""
+    steps = story.steps
+    if isinstance(event, ManagedEvent) and any(held is holder for held in event.holders):
+        endings.append(event)  # handed to a framework that remaps it, on the paths through it
+        if holder.arrives:
+            # A function handed the optimizer that regroups or rewraps it after its own placement
+            # owns the order, even on one arm only (`if optimizer is not None:`).
+            story.steps = [step for step in steps if not _between(event, holder.site, step.placement.site)]
+    elif isinstance(event, StateMovedEvent) and any(held is holder for held in event.holders):
+        # its state moved after the model, in the placement's function: the state follows the model
+        story.steps = [step for step in steps if not (
+            step.placement.kind == cat.MOVE and _root(event.site) is _root(step.placement.site)
+            and event.site.order > step.placement.site.order and not event.site.exclusive_with(step.placement.site))]
+    elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
+        # pointed at the new parameters after a submodule was replaced, on every path from it: the
+        # replaced ones it still holds get no gradient, the new ones train
+        story.steps = [step for step in steps if not (
+            step.placement.kind == cat.REPLACE and _follows_on_every_path(event.site, step.placement.site))]
+    elif isinstance(event, RebindEvent) and event.old is holder:
+        # Rebuilt after a placement on every path through it: the early holder is superseded there.
+        ends = _between if holder.arrives else _ends_between
+        story.steps = [step for step in steps if not ends(event, holder.site, step.placement.site)]
+        endings.append(event)
+    else:
+        return False
+    return True
+
+
+def _trips(event: PlacementEvent, before: List[PlacementEvent]) -> List[PlacementEvent]:
+    return [e for e in before if e.kind in (cat.MOVE, cat.HOME) and e.handle.overlaps(event.handle)
+            and not e.site.exclusive_with(event.site)]
+
+
+def _stays_on_cpu(home: PlacementEvent, before: List[PlacementEvent], own: bool) -> bool:
+    """Whether a move back to the CPU moves nothing: the last move before it went to the CPU too, or
+    none did and the object was built here (on the CPU). An object from elsewhere may be anywhere."""
+    if home.kind != cat.HOME:
+        return False
+    trips = _trips(home, before)
+    return trips[-1].kind == cat.HOME if trips else own
+
+
+def _back_from_cpu(move: PlacementEvent, earlier: List[PlacementEvent], after: List[PlacementEvent],
+                   own: bool) -> bool:
+    """Whether a move returns the model from a trip to the CPU made after the holder (`model.cpu()` to
+    save, then `model.to(device)`): it goes back where it was, unless that trip moved nothing."""
+    trips = _trips(move, after) if move.kind == cat.MOVE else []
+    return bool(trips) and trips[-1].kind == cat.HOME and not _stays_on_cpu(
+        trips[-1], earlier + after[:after.index(trips[-1])], own)
+
+
+def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optional[Step]:
+    """A move back to the CPU is a bug of the optimizer only if it steps again with its state on the
+    accelerator: kept with the step that does (`again`), dropped otherwise (the model saved or done
+    with). Any other step is kept as it is."""
+    home = step.placement
+    if home.kind != cat.HOME:
+        return step
+    away = [e.site for e in scope.events if isinstance(e, PlacementEvent) and e.kind == cat.MOVE
+            and e.handle.overlaps(home.handle) and _root(e.site) is _root(home.site)]
+    for event in scope.events:
+        if not (isinstance(event, StateEvent) and event.holder is holder and event.method == cat.STEP):
+            continue
+        site = event.site
+        if _root(site) is not _root(home.site) or site.exclusive_with(home.site):
+            continue
+        if site.order > home.site.order:
+            between = [a for a in away if home.site.order < a.order < site.order]
+        else:
+            loop = next((n for n in reversed(site.chain) if isinstance(n, (cst.For, cst.While))
+                         and any(n is m for m in home.site.chain)), None)
+            if loop is None:
+                continue
+            # the next pass: a move away later in this pass or earlier in the next one brings it back
+            between = [a for a in away if any(loop is m for m in a.chain)
+                       and (a.order > home.site.order or a.order < site.order)]
+        if not between:
+            return dataclasses.replace(step, again=event)
+    return None
 
 
 def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
@@ -209,7 +279,7 @@ def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozense
 def _encloses(site: Site, other: Site) -> bool:
     """Whether `site` runs whenever `other` does: in the same function, in a block that encloses
     `other` (every arm and loop it sits in holds `other` too), on no path that had ended."""
-    return (_root(site) is _root(other) and not site.dead
+    return (_root(site) is _root(other) and site.dead <= other.dead  # arms ended before it, ended before both
             and site.chain[:-1] == other.chain[:len(site.chain) - 1])
 
 

@@ -35,7 +35,7 @@ def _reads(*kinds: str) -> FrozenSet[str]:
 
 RULE_TABLE: Dict[str, RuleInfo] = {
     "DDP001": RuleInfo("stale-optimizer-after-replace", ERROR, _reads(cat.REPLACE)),
-    "DDP002": RuleInfo("stateful-optimizer-before-move", ERROR, _reads(cat.MOVE, cat.CAST, cat.FSDP_ORIG),
+    "DDP002": RuleInfo("stateful-optimizer-before-move", ERROR, _reads(cat.MOVE, cat.CAST, cat.FSDP_ORIG, cat.HOME),
                        yields_to=("DDP005",)),
     "DDP003": RuleInfo("convert-after-wrap", ERROR, _reads(SYNC_WRAPPER, cat.MOVE, cat.CAST)),
     "DDP004": RuleInfo("discarded-wrapper", ERROR, _reads(SYNC_WRAPPER)),
