@@ -102,6 +102,31 @@ def analyse_source(
         return Parsed(module, findings_for(module, text, path, settings, project, positions), positions)
 
 
+def _dispatched_hit(hit: RuleHit) -> bool:
+    """A hit about a holder built in a base's method that a subclass's scope walked again, because the
+    method calls one the subclass overrides."""
+    if hit.story is None:
+        return False
+    chain = hit.story.holder.site.chain
+    return bool(chain) and id(chain[0]) in hit.story.scope.dispatched
+
+
+def _once_per_dispatch(hits: List[RuleHit]) -> List[RuleHit]:
+    """A base's method walked again for a subclass reports only what the subclass's override adds: the
+    same rule at the same statement is the base's own finding, reported in the base's scope."""
+    if not any(_dispatched_hit(hit) for hit in hits):
+        return hits
+    plain = {(hit.code, id(hit.node)) for hit in hits if not _dispatched_hit(hit)}
+    kept, seen = [], set()
+    for hit in hits:
+        key = (hit.code, id(hit.node))
+        if _dispatched_hit(hit) and (key in plain or key in seen):
+            continue  # the base's own finding, or another subclass's for this statement
+        seen.add(key)
+        kept.append(hit)
+    return kept
+
+
 @contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
     """A LibCST tree holds no reference cycles, but building one allocates millions of objects, and
@@ -147,6 +172,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
             h for h in scope_hits
             if h.story is None or not any((id(h.story), c) in by_story for c in RULES[h.code].superseded_by)
         )
+    hits = _once_per_dispatch(hits)
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, analysis, project)]
     if not hits:
         return []

@@ -269,6 +269,9 @@ class ScopeEvents:
     built_here: Set[int] = field(default_factory=set)
     # A class's methods its callers call in this order on one object (`learner.compile(); learner.fit()`).
     ordered: FrozenSet[Tuple[str, str]] = frozenset()
+    # A class's scope walks, besides its own methods, the inherited ones that call a method it overrides
+    # (ids of their definitions): what they report alone, their base's scope reports already.
+    dispatched: FrozenSet[int] = frozenset()
 
     # The name each holder built here is first bound to (`opt`, `self.optimizer`), by the holder's id: the
     # holder is emitted before its statement binds it, and an event is never changed once emitted.

@@ -81,20 +81,17 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
+        own = {m.name.value: m for m in methods}
+        # Methods resolve by the receiver's class: a base's method that calls one this class overrides
+        # runs it here, so it is walked here too (`Base.fit()` calling `self.prepare()`).
+        inherited = _inherited_methods(klass, classes)
+        dispatched = _dispatched(inherited, own)
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
-            {m.name.value: m for m in methods}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
+            {**inherited, **own}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
-        ordered = sorted(methods, key=lambda m: m.name.value != "__init__")  # __init__ first, then source order
-        for method in ordered:
-            walker.forget_locals()
-            qualified = f"{prefix}{klass.name.value}"
-            # a constructor's callers call the class; the other methods' callers are not followed
-            label, target = ((f"{qualified}()", qualified) if method.name.value == "__init__"
-                             else (f"{qualified}.{method.name.value}()", f"{qualified}.{method.name.value}"))
-            walker.bind_parameters(method, is_method=True, arrival=(label, (where, target)))
-            walker.walk_body(suite_body(method.body), root=(method,))
-            if method.name.value == "__init__":
-                walker.scope.init_calls = frozenset(walker.self_calls)
+        walker.scope.dispatched = frozenset(id(m) for m in dispatched)
+        methods = methods + dispatched
+        _walk_methods(walker, methods, f"{prefix}{klass.name.value}", where, (klass.name.value, frozenset(own)))
         _inherited_placements(walker, klass, {method.name.value for method in methods})
         analysis.scopes.append(walker.scope)
         for definition in _definitions(suite_body(klass.body)):
@@ -116,6 +113,67 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+def _walk_methods(walker: ScopeWalker, methods: List[cst.FunctionDef], qualified: str, where: str,
+                  dispatching: Tuple[str, FrozenSet[str]]) -> None:
+    """A class's methods in one scope, `__init__` first, then in source order; the dispatched ones (see
+    `_dispatched`) with the class's overrides named in messages."""
+    for method in sorted(methods, key=lambda m: m.name.value != "__init__"):
+        walker.forget_locals()
+        # a constructor's callers call the class; the other methods' callers are not followed
+        label, target = ((f"{qualified}()", qualified) if method.name.value == "__init__"
+                         else (f"{qualified}.{method.name.value}()", f"{qualified}.{method.name.value}"))
+        walker.bind_parameters(method, is_method=True, arrival=(label, (where, target)))
+        walker.dispatching = dispatching if id(method) in walker.scope.dispatched else None
+        walker.walk_body(suite_body(method.body), root=(method,))
+        walker.dispatching = None
+        if method.name.value == "__init__":
+            walker.scope.init_calls = frozenset(walker.self_calls)
+
+
+def _inherited_methods(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> Dict[str, cst.FunctionDef]:
+    """The methods a class inherits from its bases in this file, nearest first (its own excluded)."""
+    found: Dict[str, cst.FunctionDef] = {}
+    seen = {id(klass)}
+
+    def visit(current: cst.ClassDef) -> None:
+        for arg in current.bases:
+            name = _dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
+            base = classes.get(name or "")
+            if arg.keyword is not None or base is None or id(base) in seen:
+                continue
+            seen.add(id(base))
+            for definition in _definitions(suite_body(base.body)):
+                if isinstance(definition, cst.FunctionDef):
+                    found.setdefault(definition.name.value, definition)
+            visit(base)
+
+    visit(klass)
+    return found
+
+
+def _dispatched(inherited: Dict[str, cst.FunctionDef], own: Dict[str, cst.FunctionDef]) -> List[cst.FunctionDef]:
+    """The inherited methods (not overridden) whose body calls `self.<m>()` for a method `m` this class
+    overrides: on this class's objects they run its override, which their base's walk never saw."""
+    overridden = set(own) & set(inherited)
+    if not overridden:
+        return []
+    return [method for name, method in inherited.items()
+            if name not in own and overridden & _self_calls(method)]
+
+
+def _self_calls(function: cst.FunctionDef) -> Set[str]:
+    names: Set[str] = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                names.add(func.attr.value)
+
+    function.body.visit(Calls())
+    return names
 
 
 def _inherited_placements(walker: ScopeWalker, klass: cst.ClassDef, defined: Set[str]) -> None:

@@ -49,6 +49,8 @@ class SummaryReplay:
                 key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
             self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
         via = f"{summary.name}()"
+        if self.dispatching is not None and dotted.startswith("self.") and dotted[5:] in self.dispatching[1]:
+            via = f"{self.dispatching[0]}.{summary.name}()"  # the subclass's override runs
         truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via,
                                         (positional, keywords, truths))

@@ -69,9 +69,11 @@ def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
 def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[HolderStory]:
     events = scope.events
     overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
+    # placements known to run before it: another method of a class walked earlier may run after it
     earlier = [event for event in events[:index]
                if isinstance(event, PlacementEvent) and overlaps(event.handle)
-               and not event.site.exclusive_with(holder.site)]
+               and not event.site.exclusive_with(holder.site)
+               and _runs_after(event.site, holder.site, scope.init_calls, scope.runs_first, scope.ordered)]
     placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
     # what the rules and the fix planner read: the holder under the name this scope gave it

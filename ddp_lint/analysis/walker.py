@@ -53,6 +53,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     # A generic alias by the name an annotation uses (analysis/aliases.py): this module's, or one its
     # imports bring from the project; set by analyze_module
     type_alias: Optional[Callable[[str], Optional[Alias]]] = None
+    # Walking a base's method for a subclass that overrides some of the methods it calls: the
+    # subclass's name and those methods, so messages name the override that runs (`Gpu.prepare()`).
+    dispatching: Optional[Tuple[str, FrozenSet[str]]] = None
 
     def __init__(
         self,

@@ -86,26 +86,45 @@ class HolderRule(Rule):
         reads = self.reads
         for story in stories:
             steps = [step for step in story.steps if reads_placement(reads, step.placement) and self.accepts(story, step)]
-            if not steps:
-                continue
-            related = [
-                NodeRef(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
-                for step in steps
-            ]
-            state = steps[0].state
-            if state is not None:
-                related.append(NodeRef(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
-            message = self.message(story, steps[0], line_of)
-            summary = (
-                f"{short_holder(story.holder)} {self.verb} {short_placement(steps[0].placement)} "
-                f"(line {line_of(steps[0].placement.site.node)})"
-            )
-            node = story.holder.site.statement
-            if story.holder.arrives:
-                # handed in built: the bug is the move made here, which every caller's optimizer precedes
-                node = steps[0].placement.site.statement
-                message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
-            yield RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
+            # An optimizer built here is one statement to report, whatever follows it. One that arrives
+            # built is reported at the placement, the first on each path (`if ddp: DDP(m) elif dp: DP(m)`).
+            for group in (_by_path(steps) if story.holder.arrives else [steps] if steps else []):
+                yield self._hit(story, group, line_of)
+
+    def _hit(self, story: HolderStory, steps: List[Step], line_of: LineOf) -> RuleHit:
+        related = [
+            NodeRef(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
+            for step in steps
+        ]
+        state = steps[0].state
+        if state is not None:
+            related.append(NodeRef(state.site.node, "state", f"`.{state.method}()` gives the optimizer state"))
+        message = self.message(story, steps[0], line_of)
+        summary = (
+            f"{short_holder(story.holder)} {self.verb} {short_placement(steps[0].placement)} "
+            f"(line {line_of(steps[0].placement.site.node)})"
+        )
+        node = story.holder.site.statement
+        if story.holder.arrives:
+            # handed in built: the bug is the move made here, which every caller's optimizer precedes;
+            # inside a statement over several lines, the line of the move itself
+            placement = steps[0].placement.site
+            node = placement.node if line_of(placement.node) != line_of(placement.statement) else placement.statement
+            message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
+        return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
+
+
+def _by_path(steps: List[Step]) -> List[List[Step]]:
+    """The steps grouped by the first placement of each path: a step starts a group of its own when no
+    path runs it together with the first placement of a group before it."""
+    groups: List[List[Step]] = []
+    for step in steps:
+        home = next((g for g in groups if not g[0].placement.site.exclusive_with(step.placement.site)), None)
+        if home is None:
+            groups.append([step])
+        else:
+            home.append(step)
+    return groups
 
 
 # ----- phrases ------------------------------------------------------------------------------------
