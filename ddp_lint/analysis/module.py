@@ -82,16 +82,11 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
         methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
         own = {m.name.value: m for m in methods}
-        # Methods resolve by the receiver's class: a base's method that calls one this class overrides
-        # runs it here, so it is walked here too (`Base.fit()` calling `self.prepare()`).
         inherited = _inherited_methods(klass, classes)
-        dispatched = _dispatched(inherited, own)
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
             {**inherited, **own}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
-        walker.scope.dispatched = frozenset(id(m) for m in dispatched)
-        methods = methods + dispatched
-        _walk_methods(walker, methods, f"{prefix}{klass.name.value}", where, (klass.name.value, frozenset(own)))
+        methods = _walk_class(walker, methods, own, inherited, f"{prefix}{klass.name.value}", where)
         _inherited_placements(walker, klass, {method.name.value for method in methods})
         analysis.scopes.append(walker.scope)
         for definition in _definitions(suite_body(klass.body)):
@@ -113,6 +108,28 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[str, cst.FunctionDef],
+                inherited: Dict[str, cst.FunctionDef], qualified: str, where: str) -> List[cst.FunctionDef]:
+    """A class's scope: its methods, and the inherited ones its objects run differently or on what it
+    keeps. Methods resolve by the receiver's class: a base's method that calls one this class overrides
+    runs the override here (`Base.fit()` calling `self.prepare()`). Returns every method walked."""
+    walker.binds_base_kept = True
+    dispatching = (qualified.rpartition(".")[2], frozenset(own))
+    dispatched = _dispatched(inherited, own)
+    walker.scope.dispatched = frozenset(id(m) for m in dispatched)
+    methods = methods + dispatched
+    _walk_methods(walker, methods, qualified, where, dispatching)
+    # A class that builds or keeps an optimizer runs its inherited methods on the model it keeps:
+    # `runner.initialize_distributed_model()`, defined by the base, wraps what this class was handed.
+    rest = [m for name, m in inherited.items()
+            if name not in own and name != "__init__" and id(m) not in walker.scope.dispatched]
+    if rest and walker.scope.of_type(HolderEvent):
+        walker.scope.dispatched |= frozenset(id(m) for m in rest)
+        _walk_methods(walker, rest, qualified, where, dispatching)
+        methods = methods + rest
+    return methods
 
 
 def _walk_methods(walker: ScopeWalker, methods: List[cst.FunctionDef], qualified: str, where: str,
@@ -464,6 +481,10 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
                     summary = keyed[(base, name)][1]
             elif project is not None and imports.imported_name(base):
                 summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
+            elif project is not None and base not in classes:
+                # a base no import names may come through a star import (`from .utils import *`)
+                summary = next((found for found in (project.lookup(f"{full}.{name}", path)
+                                                    for full in imports.starred(base)) if found), None)
             else:
                 summary = None
             if summary is None:

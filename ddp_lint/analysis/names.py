@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -84,11 +84,13 @@ class ImportTable:
     def __init__(self) -> None:
         self._names: Dict[str, str] = {}
         self._relative: Dict[str, str] = {}  # `from .utils import f as g`: g -> `.utils.f` (the project's, never torch's)
+        self._stars: Tuple[str, ...] = ()  # `from .utils import *`: `.utils`
 
     def copy(self) -> "ImportTable":
         table = ImportTable()
         table._names = dict(self._names)
         table._relative = dict(self._relative)
+        table._stars = self._stars
         return table
 
     def add(self, statement: cst.CSTNode) -> None:
@@ -100,7 +102,10 @@ class ImportTable:
                 else:
                     root = full.split(".", 1)[0]
                     self._names[root] = root
-        elif isinstance(statement, cst.ImportFrom) and not isinstance(statement.names, cst.ImportStar):
+        elif isinstance(statement, cst.ImportFrom) and isinstance(statement.names, cst.ImportStar):
+            module = _module_path(statement.module) if statement.module is not None else ""
+            self._stars += ("." * len(statement.relative) + module,)
+        elif isinstance(statement, cst.ImportFrom):
             module = _module_path(statement.module) if statement.module is not None else ""
             if statement.relative:
                 # A project-local module: its names are not PyTorch's, but the project index can follow them.
@@ -127,6 +132,14 @@ class ImportTable:
 
     def binds(self, name: str) -> bool:
         return name in self._names
+
+    def starred(self, dotted: str) -> Tuple[str, ...]:
+        """The full names a name no import binds may have through this module's star imports
+        (`from .distiller_utils import *` then `AbstractDistiller`), in import order."""
+        head = dotted.partition(".")[0]
+        if head in self._names or head in self._relative:
+            return ()
+        return tuple(f"{module}.{dotted}" for module in self._stars)
 
     def imported_name(self, dotted: str) -> Optional[str]:
         """The full name a call reaches through an import (`..utils.smart_DDP`, `pkg.trainer.Trainer`),

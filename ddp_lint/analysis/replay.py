@@ -42,7 +42,10 @@ class SummaryReplay:
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if inherited and dotted == "self.__init__":
             for key, (origin, sub) in summary.attributes.items():
-                self.base_kept.setdefault(key, actual(origin, sub))
+                handles = self.base_kept.setdefault(key, actual(origin, sub))
+                if self.binds_base_kept and handles and key not in self.env:
+                    # in the class's own scope, `self.model` is what the base's constructor kept
+                    self._bind_target(cst.parse_expression(key), Value(handle=handles[0], alts=frozenset(handles[1:])))
         if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
             if key[1].endswith(".__init__"):

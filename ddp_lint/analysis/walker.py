@@ -56,6 +56,8 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     # Walking a base's method for a subclass that overrides some of the methods it calls: the
     # subclass's name and those methods, so messages name the override that runs (`Gpu.prepare()`).
     dispatching: Optional[Tuple[str, FrozenSet[str]]] = None
+    # A class's own scope (not a summary's walk): what `super().__init__(model)` kept is bound there.
+    binds_base_kept: bool = False
 
     def __init__(
         self,
