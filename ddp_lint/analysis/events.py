@@ -272,6 +272,8 @@ class ScopeEvents:
     # A class's scope walks, besides its own methods, the inherited ones that call a method it overrides
     # (ids of their definitions): what they report alone, their base's scope reports already.
     dispatched: FrozenSet[int] = frozenset()
+    # (method, the method it calls through `self`, the call's order): what runs inside it, after what.
+    self_calls: Set[Tuple[str, str, int]] = field(default_factory=set)
 
     # The name each holder built here is first bound to (`opt`, `self.optimizer`), by the holder's id: the
     # holder is emitted before its statement binds it, and an event is never changed once emitted.

@@ -166,6 +166,9 @@ class SummaryReplay:
             summary = self.method_helpers.get(dotted[5:])
         if dotted.startswith("self.") and dotted.count(".") == 1 and not inherited:
             self.self_calls.add(dotted[5:])
+            root = self._chain[0] if self._chain else None
+            if isinstance(root, cst.FunctionDef):
+                self.scope.self_calls.add((root.name.value, dotted[5:], next(self.order)))
         instance = None
         owner, _, method_name = dotted.rpartition(".")
         if summary is None and owner and owner != "self":

@@ -69,11 +69,12 @@ def holder_stories(scope: ScopeEvents) -> Iterator[HolderStory]:
 def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[HolderStory]:
     events = scope.events
     overlaps = lambda handle: any(handle.overlaps(model) for model in holder.models)  # noqa: E731
-    # placements known to run before it: another method of a class walked earlier may run after it
-    earlier = [event for event in events[:index]
+    # placements known to run before it, whichever method of a class was walked first
+    earlier = [event for position, event in enumerate(events)
                if isinstance(event, PlacementEvent) and overlaps(event.handle)
                and not event.site.exclusive_with(holder.site)
-               and _runs_after(event.site, holder.site, scope.init_calls, scope.runs_first, scope.ordered)]
+               and (position < index if _root(event.site) is _root(holder.site)
+                    else _runs_after(event.site, holder.site, scope))]
     placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
     # what the rules and the fix planner read: the holder under the name this scope gave it
@@ -94,7 +95,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if (not _runs_after(holder.site, event.site, scope.init_calls, scope.runs_first, scope.ordered)
+            if (not _runs_after(holder.site, event.site, scope)
                     and not any(_used_before(s.site, event.site) for s in states)):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
             # the statement that makes it, here and where a helper of another module does it
@@ -260,22 +261,24 @@ def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) ->
     return bool(targets) and targets[-1] == _target(event)
 
 
-def _runs_after(first: Site, second: Site, init_calls: FrozenSet[str] = frozenset(),
-                runs_first: FrozenSet[Tuple[str, str]] = frozenset(),
-                ordered: FrozenSet[Tuple[str, str]] = frozenset()) -> bool:
+def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
     """Source order is execution order within one function; across a class's methods only `__init__`
-    is known to run first, and not before the methods it calls itself, and a framework's lifecycle
-    method before the methods it prepares (`setUp` before each `test*`). An event replayed from a
-    helper (`self.setup()`) is ordered at its call."""
+    is known to run first, and not before the methods it calls itself, a framework's lifecycle method
+    before the methods it prepares (`setUp` before each `test*`), a method before another when the
+    callers call them in that order, and an event of a method before another method that method calls
+    after it (`self._move_model_to_device()` then `self.train()`). An event replayed from a helper
+    (`self.setup()`) is ordered at its call."""
     a, b = _root(first), _root(second)
     if a is b:
         return True
     if a is None:
         return False
     if a.name.value == "__init__":
-        return b is None or b.name.value not in init_calls
-    return b is not None and ((a.name.value, b.name.value) in ordered or any(
-        a.name.value == method and b.name.value.startswith(prefix) for method, prefix in runs_first))
+        return b is None or b.name.value not in scope.init_calls
+    return b is not None and ((a.name.value, b.name.value) in scope.ordered or any(
+        a.name.value == method and b.name.value.startswith(prefix) for method, prefix in scope.runs_first)
+        or any(caller == a.name.value and callee == b.name.value and order > first.order
+               for caller, callee, order in scope.self_calls))
 
 
 def _encloses(site: Site, other: Site) -> bool:
@@ -338,7 +341,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not event.handle.overlaps(wrap.handle) or event.site.exclusive_with(wrap.site):
                 continue
-            if not _runs_after(wrap.site, event.site, scope.init_calls, scope.runs_first, scope.ordered):
+            if not _runs_after(wrap.site, event.site, scope):
                 continue
             if event.site.via is not None and event.site.node is wrap.site.node:
                 continue  # both inside the function called here: it reports them

@@ -88,7 +88,7 @@ class HolderRule(Rule):
             steps = [step for step in story.steps if reads_placement(reads, step.placement) and self.accepts(story, step)]
             # An optimizer built here is one statement to report, whatever follows it. One that arrives
             # built is reported at the placement, the first on each path (`if ddp: DDP(m) elif dp: DP(m)`).
-            for group in (_by_path(steps) if story.holder.arrives else [steps] if steps else []):
+            for group in (_by_path(story, steps) if story.holder.arrives else [steps] if steps else []):
                 yield self._hit(story, group, line_of)
 
     def _hit(self, story: HolderStory, steps: List[Step], line_of: LineOf) -> RuleHit:
@@ -114,12 +114,15 @@ class HolderRule(Rule):
         return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
 
 
-def _by_path(steps: List[Step]) -> List[List[Step]]:
-    """The steps grouped by the first placement of each path: a step starts a group of its own when no
-    path runs it together with the first placement of a group before it."""
+def _by_path(story: HolderStory, steps: List[Step]) -> List[List[Step]]:
+    """The steps grouped by the first placement of each path: a step starts a group of its own unless
+    the first placement of a group before it runs on every path to it (`if n_gpu > 1: DP(m)` then
+    `if local_rank != -1: DDP(m)`: on the paths that skip the first, the second is the first)."""
     groups: List[List[Step]] = []
+    start = story.holder.site
     for step in steps:
-        home = next((g for g in groups if not g[0].placement.site.exclusive_with(step.placement.site)), None)
+        home = next((g for g in groups if g[0].placement.site.on_every_path(start, step.placement.site)
+                     and not g[0].placement.site.exclusive_with(step.placement.site)), None)
         if home is None:
             groups.append([step])
         else:
