@@ -120,14 +120,26 @@ def _by_path(story: HolderStory, steps: List[Step]) -> List[List[Step]]:
     `if local_rank != -1: DDP(m)`: on the paths that skip the first, the second is the first)."""
     groups: List[List[Step]] = []
     start = story.holder.site
+
+    def joins(head: Site, site: Site) -> bool:
+        # paths are a function's own: a placement in another method, or made at the same statement
+        # (two arms inside one helper it calls), is one more step of the same story
+        if _root_of(head) is not _root_of(site) or head.statement is site.statement:
+            return True
+        return head.on_every_path(start, site) and not head.exclusive_with(site)
+
     for step in steps:
-        home = next((g for g in groups if g[0].placement.site.on_every_path(start, step.placement.site)
-                     and not g[0].placement.site.exclusive_with(step.placement.site)), None)
+        home = next((g for g in groups if joins(g[0].placement.site, step.placement.site)), None)
         if home is None:
             groups.append([step])
         else:
             home.append(step)
     return groups
+
+
+def _root_of(site: Site) -> Optional[cst.CSTNode]:
+    first = site.chain[0] if site.chain else None
+    return first if isinstance(first, cst.FunctionDef) else None
 
 
 # ----- phrases ------------------------------------------------------------------------------------
