@@ -463,37 +463,50 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
     local: Dict[str, _LazySummaries] = {}
     keyed: Dict[Tuple[str, str], tuple] = {}  # (base, name) -> (its summary, that summary as `super()` names it)
 
-    def inherited(name: str) -> Optional[HelperSummary]:
-        for base in names:
-            if base in classes and classes[base] is not klass:
-                if base not in local:
-                    body = suite_body(classes[base].body)
-                    methods = {d.name.value: d for d in _definitions(body) if isinstance(d, cst.FunctionDef)}
-                    local[base] = _LazySummaries(methods, new_walker,
-                                                 _bases(classes[base], classes, imports, new_walker, project, path, catalog))
-                summary = local[base].get(name)
-                if summary is not None and summary.key is None:
-                    # what `super().name()` calls, as its callee side names itself (a constructor by its
-                    # class): a copy, once; the class's own summary stays as its walk made it
-                    if (base, name) not in keyed or keyed[(base, name)][0] is not summary:
-                        keyed[(base, name)] = (summary, dataclasses.replace(summary, key=(
-                            os.path.abspath(path) if path else "", base if name == "__init__" else f"{base}.{name}")))
-                    summary = keyed[(base, name)][1]
-            elif project is not None and imports.imported_name(base):
-                summary = project.lookup(f"{imports.imported_name(base)}.{name}", path)
-            elif project is not None and base not in classes:
-                # a base no import names may come through a star import (`from .utils import *`)
-                summary = next((found for found in (project.lookup(f"{full}.{name}", path)
-                                                    for full in imports.starred(base)) if found), None)
-            else:
-                summary = None
-            if summary is None:
-                summary = _base_method(catalog.base_method(imports.qualify(base), name), name)
+    def one(base: str, name: str) -> Tuple[Optional[HelperSummary], Optional[bool]]:
+        """The method as one base has it, and whether that base defines it itself (None: unknown)."""
+        if base in classes and classes[base] is not klass:
+            if base not in local:
+                body = suite_body(classes[base].body)
+                methods = {d.name.value: d for d in _definitions(body) if isinstance(d, cst.FunctionDef)}
+                local[base] = _LazySummaries(methods, new_walker,
+                                             _bases(classes[base], classes, imports, new_walker, project, path, catalog))
+            summary = local[base].get(name)
+            if summary is not None and summary.key is None:
+                # what `super().name()` calls, as its callee side names itself (a constructor by its
+                # class): a copy, once; the class's own summary stays as its walk made it
+                if (base, name) not in keyed or keyed[(base, name)][0] is not summary:
+                    keyed[(base, name)] = (summary, dataclasses.replace(summary, key=(
+                        os.path.abspath(path) if path else "", base if name == "__init__" else f"{base}.{name}")))
+                summary = keyed[(base, name)][1]
+            return summary, local[base].defines(name)
+        # a base an import names, or, when none does, one a star import may bring (`from .utils import *`)
+        fulls = ((imports.imported_name(base),) if imports.imported_name(base)
+                 else imports.starred(base) if base not in classes else ())
+        for full in fulls if project is not None else ():
+            summary = project.lookup(f"{full}.{name}", path)
             if summary is not None:
-                return summary
-        return None
+                return summary, project.defines(full, name, path)
+        summary = _base_method(catalog.base_method(imports.qualify(base), name), name)
+        return summary, (True if summary is not None else None)
+
+    def inherited(name: str) -> Optional[HelperSummary]:
+        # Python's order, near enough: a base that defines the method itself comes before one that only
+        # inherits it; and with cooperative constructors (`super().__init__(**kwargs)` in each mixin)
+        # every base's `__init__` runs, so the one that keeps or does something is the one that counts
+        found = [(summary, own) for summary, own in (one(base, name) for base in names) if summary is not None]
+        if name == "__init__":
+            acting = [pair for pair in found if _acts(pair[0])]
+            found = acting + [pair for pair in found if not _acts(pair[0])]
+        return next((summary for summary, own in found if own is not False), found[0][0] if found else None)
 
     return inherited
+
+
+def _acts(summary: HelperSummary) -> bool:
+    """Whether a constructor keeps or does anything its callers see."""
+    return bool(summary.attributes or summary.parameter_attributes or summary.placements or summary.self_holders
+                or summary.constructed or summary.holder is not None)
 
 
 def _base_lookups(classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path,

@@ -352,6 +352,18 @@ class ProjectIndex:
         block = self._class_block(found[0], found[1])
         return block is not None and _class_bases(block) in ((), ("object",))
 
+    def defines(self, dotted: str, method: str, importer: str) -> Optional[bool]:
+        """Whether the project class `dotted` (as imported in `importer`) defines `method` itself, read
+        from its text; None when it is no class of the project found."""
+        if dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+            return None
+        found = self.resolver.resolve(dotted, importer)
+        if found is None or not found[1]:
+            return None
+        path, inner = self._through_stars(*found)
+        block = self._class_block(path, inner) if "." not in inner else None
+        return None if block is None else method in _defined_names(block)
+
     def _inherits(self, path: str, inner: str) -> bool:
         """`Class.method` where the class (a class with bases) does not define the method: its bases may."""
         owner, _, method = inner.partition(".")
