@@ -95,7 +95,10 @@ class HolderWalker:
 
     def _kept_modules(self) -> List[Handle]:
         """The modules this object keeps under a model's name (`self.model`, `self.model_S`), as its
-        constructor and earlier methods left them."""
+        constructor and earlier methods left them, or as its base's constructor kept them."""
+        for key in self.base_kept:
+            if key not in self.env and is_self_attribute(key) and cat.receives_model(key[5:].lstrip("_")):
+                self._binding(key)  # the object's own, whatever the callers handed its base
         return [binding.handle for key, binding in self.env.items()
                 if is_self_attribute(key) and cat.receives_model(key[5:].lstrip("_")) and not binding.holders
                 and binding.handle.obj not in self._data and binding.handle.obj not in self._leaves]

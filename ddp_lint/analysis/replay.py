@@ -43,8 +43,9 @@ class SummaryReplay:
         if inherited and dotted == "self.__init__":
             for key, (origin, sub) in summary.attributes.items():
                 handles = self.base_kept.setdefault(key, actual(origin, sub))
-                if self.binds_base_kept and handles and key not in self.env:
-                    # in the class's own scope, `self.model` is what the base's constructor kept
+                if self.binds_base_kept and handles and key not in self.env and summary.locate is None:
+                    # in the class's own scope, `self.model` is what its base in this file kept (a base
+                    # of another module: widedeep's fine-tuning wrappers of submodules, see the notes)
                     self._bind_target(cst.parse_expression(key), Value(handle=handles[0], alts=frozenset(handles[1:])))
         if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)

@@ -88,7 +88,7 @@ class HolderRule(Rule):
             steps = [step for step in story.steps if reads_placement(reads, step.placement) and self.accepts(story, step)]
             # An optimizer built here is one statement to report, whatever follows it. One that arrives
             # built is reported at the placement, the first on each path (`if ddp: DDP(m) elif dp: DP(m)`).
-            for group in (_by_path(story, steps) if story.holder.arrives else [steps] if steps else []):
+            for group in (_by_path(steps) if story.holder.arrives else [steps] if steps else []):
                 yield self._hit(story, group, line_of)
 
     def _hit(self, story: HolderStory, steps: List[Step], line_of: LineOf) -> RuleHit:
@@ -114,22 +114,17 @@ class HolderRule(Rule):
         return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
 
 
-def _by_path(story: HolderStory, steps: List[Step]) -> List[List[Step]]:
-    """The steps grouped by the first placement of each path: a step starts a group of its own unless
-    the first placement of a group before it runs on every path to it (`if n_gpu > 1: DP(m)` then
-    `if local_rank != -1: DDP(m)`: on the paths that skip the first, the second is the first)."""
+def _by_path(steps: List[Step]) -> List[List[Step]]:
+    """The steps grouped by the paths they lie on: a step starts a group of its own when no path runs
+    it together with the first placement of any group before it (`if ddp: DDP(m) elif dp: DP(m)`).
+    Paths are one function's: a placement in another method, or made at the same statement (two arms
+    inside one helper it calls), is one more step of the same story."""
     groups: List[List[Step]] = []
-    start = story.holder.site
-
-    def joins(head: Site, site: Site) -> bool:
-        # paths are a function's own: a placement in another method, or made at the same statement
-        # (two arms inside one helper it calls), is one more step of the same story
-        if _root_of(head) is not _root_of(site) or head.statement is site.statement:
-            return True
-        return head.on_every_path(start, site) and not head.exclusive_with(site)
-
     for step in steps:
-        home = next((g for g in groups if joins(g[0].placement.site, step.placement.site)), None)
+        site = step.placement.site
+        home = next((g for g in groups if _root_of(g[0].placement.site) is not _root_of(site)
+                     or g[0].placement.site.statement is site.statement
+                     or not g[0].placement.site.exclusive_with(site)), None)
         if home is None:
             groups.append([step])
         else:
