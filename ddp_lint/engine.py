@@ -103,8 +103,8 @@ def analyse_source(
 
 
 def _dispatched_hit(hit: RuleHit) -> bool:
-    """A hit about a holder built in a base's method that a subclass's scope walked again, because the
-    method calls one the subclass overrides."""
+    """A hit about a holder built in a base's method that a subclass's scope walked again (it calls a
+    method the subclass overrides, or the subclass keeps an optimizer; `module._walk_class`)."""
     if hit.story is None:
         return False
     chain = hit.story.holder.site.chain
