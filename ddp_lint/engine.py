@@ -103,12 +103,13 @@ def analyse_source(
 
 
 def _dispatched_hit(hit: RuleHit) -> bool:
-    """A hit about a holder built in a base's method that a subclass's scope walked again (it calls a
-    method the subclass overrides, or the subclass keeps an optimizer; `module._walk_class`)."""
-    if hit.story is None:
+    """A hit about a holder built, or a placement made, in a base's method that a subclass's scope
+    walked again (it calls a method the subclass overrides, or the subclass keeps an optimizer;
+    `module._walk_class`): the base's scope, or another subclass's, may report the same statement."""
+    if hit.story is None or not hit.story.scope.dispatched:
         return False
-    chain = hit.story.holder.site.chain
-    return bool(chain) and id(chain[0]) in hit.story.scope.dispatched
+    chains = [hit.story.holder.site.chain] + [placement.site.chain for placement in hit.placements[:1]]
+    return any(chain and id(chain[0]) in hit.story.scope.dispatched for chain in chains)
 
 
 def _once_per_dispatch(hits: List[RuleHit]) -> List[RuleHit]:

@@ -86,7 +86,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
             {**inherited, **own}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
-        methods = _walk_class(walker, methods, own, inherited, f"{prefix}{klass.name.value}", where)
+        methods = _walk_class(walker, methods, own, inherited, _base_constructor_calls(klass, classes),
+                              f"{prefix}{klass.name.value}", where)
         _inherited_placements(walker, klass, {method.name.value for method in methods})
         analysis.scopes.append(walker.scope)
         for definition in _definitions(suite_body(klass.body)):
@@ -111,7 +112,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
 
 def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[str, cst.FunctionDef],
-                inherited: Dict[str, cst.FunctionDef], qualified: str, where: str) -> List[cst.FunctionDef]:
+                inherited: Dict[str, cst.FunctionDef], base_init_calls: FrozenSet[str], qualified: str,
+                where: str) -> List[cst.FunctionDef]:
     """A class's scope: its methods, and the inherited ones its objects run differently or on what it
     keeps. Methods resolve by the receiver's class: a base's method that calls one this class overrides
     runs the override here (`Base.fit()` calling `self.prepare()`). Returns every method walked."""
@@ -121,10 +123,14 @@ def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[s
     walker.scope.dispatched = frozenset(id(m) for m in dispatched)
     methods = methods + dispatched
     _walk_methods(walker, methods, qualified, where, dispatching)
+    # what the constructors of its bases call through `self` runs inside its own (`super().__init__()`)
+    walker.scope.init_calls |= base_init_calls
     # A class that builds or keeps an optimizer runs its inherited methods on the model it keeps:
     # `runner.initialize_distributed_model()`, defined by the base, wraps what this class was handed.
+    # (not those a constructor calls: they run inside it, where the constructor's walk replays them)
+    in_init = walker.scope.init_calls
     rest = [m for name, m in inherited.items()
-            if name not in own and name != "__init__" and id(m) not in walker.scope.dispatched]
+            if name not in own and name != "__init__" and name not in in_init and id(m) not in walker.scope.dispatched]
     if rest and walker.scope.of_type(HolderEvent):
         walker.scope.dispatched |= frozenset(id(m) for m in rest)
         _walk_methods(walker, rest, qualified, where, dispatching)
@@ -149,25 +155,39 @@ def _walk_methods(walker: ScopeWalker, methods: List[cst.FunctionDef], qualified
             walker.scope.init_calls = frozenset(walker.self_calls)
 
 
-def _inherited_methods(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> Dict[str, cst.FunctionDef]:
-    """The methods a class inherits from its bases in this file, nearest first (its own excluded)."""
-    found: Dict[str, cst.FunctionDef] = {}
-    seen = {id(klass)}
+def _base_classes(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> List[cst.ClassDef]:
+    """A class's bases of this file, and theirs, nearest first."""
+    found: List[cst.ClassDef] = []
 
     def visit(current: cst.ClassDef) -> None:
         for arg in current.bases:
             name = _dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
             base = classes.get(name or "")
-            if arg.keyword is not None or base is None or id(base) in seen:
-                continue
-            seen.add(id(base))
-            for definition in _definitions(suite_body(base.body)):
-                if isinstance(definition, cst.FunctionDef):
-                    found.setdefault(definition.name.value, definition)
-            visit(base)
+            if arg.keyword is None and base is not None and base is not klass and all(base is not f for f in found):
+                found.append(base)
+                visit(base)
 
     visit(klass)
     return found
+
+
+def _methods_of(klass: cst.ClassDef) -> List[cst.FunctionDef]:
+    return [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
+
+
+def _inherited_methods(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> Dict[str, cst.FunctionDef]:
+    """The methods a class inherits from its bases in this file, nearest first (its own excluded)."""
+    found: Dict[str, cst.FunctionDef] = {}
+    for base in _base_classes(klass, classes):
+        for method in _methods_of(base):
+            found.setdefault(method.name.value, method)
+    return found
+
+
+def _base_constructor_calls(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> FrozenSet[str]:
+    """The methods the constructors of a class's bases in this file call through `self`."""
+    return frozenset().union(*(_self_calls(m) for base in _base_classes(klass, classes)
+                               for m in _methods_of(base) if m.name.value == "__init__"))
 
 
 def _dispatched(inherited: Dict[str, cst.FunctionDef], own: Dict[str, cst.FunctionDef]) -> List[cst.FunctionDef]:
