@@ -48,8 +48,7 @@ def plan_fix(story: HolderStory, root: cst.Module, line_of: Callable[[cst.CSTNod
     # A model taken back to the CPU is no placement to build the optimizer after (it would train there).
     placements = [step.placement for step in story.steps if step.placement.kind != cat.HOME]
     if story.steps and not placements:
-        return Refusal("the model goes back to the CPU after the optimizer's state was made: move it back to its "
-                       "device before the next step(), or save a CPU copy of the weights instead of moving the model")
+        return Refusal("the model goes back to the CPU: an optimizer built after that would train it there")
     targets = [p for p in placements if _must_follow(p, followed)] or placements
     if holder.arrives:
         return Refusal(f"the callers of `{holder.arrives}` build the optimizer; place the model before they build "
