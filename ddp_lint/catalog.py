@@ -809,7 +809,7 @@ class Catalog:
         Python lets whitespace, backslash continuations and (inside brackets) comments sit between any
         two tokens, so the patterns allow them wherever the engine would still see the same call.
         """
-        methods = sorted({m for m, p in METHOD_PLACEMENTS.items() if counts_for_prefilter(p, with_wraps)} | HOME_METHODS)
+        methods = sorted(prefilter_methods(with_wraps))
         calls = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if counts_for_prefilter(p, with_wraps)}
         calls.update(t for t, q in self.call_placement_terminals.items() if q in self.call_placements and counts_for_prefilter(self.call_placements[q], with_wraps))
         wrappers = {name.rsplit(".", 1)[-1] for name, p in self.call_placements.items() if p.sync_wrapper}
@@ -840,6 +840,12 @@ def _fewest_words(words: Iterable[str]) -> Tuple[str, ...]:
     that contains a shorter word of the set (`AdamW` contains `Adam`), adds nothing to a substring test."""
     words = {w for w in words if not _GENERIC_HOLDER.search(w)}
     return tuple(sorted(w for w in words if not any(other != w and other in w for other in words)))
+
+
+def prefilter_methods(with_wraps: bool) -> FrozenSet[str]:
+    """The method names whose calls the prefilter counts as placements: those that can lead to a
+    finding, and `.cpu()` (a move back to the CPU while the optimizer steps again)."""
+    return frozenset(m for m, p in METHOD_PLACEMENTS.items() if counts_for_prefilter(p, with_wraps)) | HOME_METHODS
 
 
 def counts_for_prefilter(placement: Placement, with_wraps: bool) -> bool:

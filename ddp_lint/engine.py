@@ -108,8 +108,8 @@ def _dispatched_hit(hit: RuleHit) -> bool:
     `module._walk_class`): the base's scope, or another subclass's, may report the same statement."""
     if hit.story is None or not hit.story.scope.dispatched:
         return False
-    chains = [hit.story.holder.site.chain] + [placement.site.chain for placement in hit.placements[:1]]
-    return any(chain and id(chain[0]) in hit.story.scope.dispatched for chain in chains)
+    sites = [hit.story.holder.site] + [placement.site for placement in hit.placements[:1]]
+    return any(id(site.function) in hit.story.scope.dispatched for site in sites if site.function is not None)
 
 
 def _once_per_dispatch(hits: List[RuleHit]) -> List[RuleHit]:

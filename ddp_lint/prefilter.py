@@ -546,8 +546,7 @@ def parse_quietly(text: str, keep: bool = False) -> Optional[ast.AST]:
 
 @lru_cache(maxsize=4)
 def _method_placements(with_wraps: bool) -> frozenset:
-    return frozenset(name for name, p in cat.METHOD_PLACEMENTS.items()
-                     if cat.counts_for_prefilter(p, with_wraps)) | cat.HOME_METHODS
+    return cat.prefilter_methods(with_wraps)
 
 
 _REPLACING_KEYWORDS = frozenset(keyword for keyword, _ in cat.KEYWORD_REPLACEMENTS.values())

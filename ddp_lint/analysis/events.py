@@ -64,6 +64,12 @@ class Site:
     def statement(self) -> cst.CSTNode:
         return self.chain[-1]
 
+    @property
+    def function(self) -> Optional[cst.FunctionDef]:
+        """The function (or method) whose body it lies in; None at a module's top level."""
+        first = self.chain[0] if self.chain else None
+        return first if isinstance(first, cst.FunctionDef) else None
+
     def exclusive_with(self, other: "Site") -> bool:
         """True when no path runs both: different arms of one branch, or one sits in an arm that had
         ended before the other ran."""

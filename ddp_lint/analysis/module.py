@@ -80,7 +80,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
             analyze_definition(nested, f"{prefix}{function.name.value}.", register=False)
 
     def analyze_class(klass: cst.ClassDef, prefix: str) -> None:
-        methods = [d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)]
+        methods = _methods_of(klass)
         own = {m.name.value: m for m in methods}
         inherited = _inherited_methods(klass, classes)
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
@@ -160,15 +160,21 @@ def _base_classes(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> List
     found: List[cst.ClassDef] = []
 
     def visit(current: cst.ClassDef) -> None:
-        for arg in current.bases:
-            name = _dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
-            base = classes.get(name or "")
-            if arg.keyword is None and base is not None and base is not klass and all(base is not f for f in found):
+        for name in _base_names(current):
+            base = classes.get(name)
+            if base is not None and base is not klass and all(base is not f for f in found):
                 found.append(base)
                 visit(base)
 
     visit(klass)
     return found
+
+
+def _base_names(klass: cst.ClassDef) -> List[str]:
+    """The dotted names of a class's bases; a generic base (`BaseSGDTemplate[TExperience, TInput]`) is
+    its class, a keyword (`metaclass=ABCMeta`) none."""
+    return [dotted for dotted in (_dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
+                                  for arg in klass.bases if arg.keyword is None) if dotted]
 
 
 def _methods_of(klass: cst.ClassDef) -> List[cst.FunctionDef]:
@@ -200,17 +206,21 @@ def _dispatched(inherited: Dict[str, cst.FunctionDef], own: Dict[str, cst.Functi
             if name not in own and overridden & _self_calls(method)]
 
 
+class _SelfCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.names.add(func.attr.value)
+
+
 def _self_calls(function: cst.FunctionDef) -> Set[str]:
-    names: Set[str] = set()
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-                names.add(func.attr.value)
-
-    function.body.visit(Calls())
-    return names
+    """The methods a function calls through `self` (`self.prepare()`), read from its text."""
+    visitor = _SelfCalls()
+    function.body.visit(visitor)
+    return visitor.names
 
 
 def _inherited_placements(walker: ScopeWalker, klass: cst.ClassDef, defined: Set[str]) -> None:
@@ -336,7 +346,7 @@ class ModuleSummaries:
             imported = self._imports.imported_name(class_name) if self._project is not None else None
             return self._project.lookup(f"{imported}.{name}", self._path) if imported else None
         if class_name not in self._methods:
-            methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)}
+            methods = {m.name.value: m for m in _methods_of(klass)}
             self._methods[class_name] = _LazySummaries(
                 methods, self._new_walker, _bases(klass, self._classes, self._imports, self._new_walker, self._project, self._path,
                                                self._catalog))
@@ -475,9 +485,7 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
            catalog: cat.Catalog):
     """Looks a method up in a class's bases, in order: a class of this file, or one an import brings
     in from the project (`from .base import BaseStrategy`)."""
-    # a generic base (`BaseSGDTemplate[TExperience, TInput]`) is its class
-    names = [dotted for dotted in (_dotted(arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value)
-                                   for arg in klass.bases if arg.keyword is None) if dotted]
+    names = _base_names(klass)
     if not names:
         return None
     local: Dict[str, _LazySummaries] = {}
@@ -487,8 +495,7 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
         """The method as one base has it, and whether that base defines it itself (None: unknown)."""
         if base in classes and classes[base] is not klass:
             if base not in local:
-                body = suite_body(classes[base].body)
-                methods = {d.name.value: d for d in _definitions(body) if isinstance(d, cst.FunctionDef)}
+                methods = {m.name.value: m for m in _methods_of(classes[base])}
                 local[base] = _LazySummaries(methods, new_walker,
                                              _bases(classes[base], classes, imports, new_walker, project, path, catalog))
             summary = local[base].get(name)
@@ -572,7 +579,7 @@ class _LazyConstructors(_Lazy):
 
     def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         klass = self._classes.get(name)
-        methods = {d.name.value: d for d in _definitions(suite_body(klass.body)) if isinstance(d, cst.FunctionDef)} if klass else {}
+        methods = {m.name.value: m for m in _methods_of(klass)} if klass else {}
         init = methods.get("__init__")
         if init is None:
             return None

@@ -41,12 +41,7 @@ class SummaryReplay:
         actual = self._actuals(positional, keywords, own, instance,
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if inherited and dotted == "self.__init__":
-            for key, (origin, sub) in summary.attributes.items():
-                handles = self.base_kept.setdefault(key, actual(origin, sub))
-                if self.binds_base_kept and handles and key not in self.env and summary.locate is None:
-                    # in the class's own scope, `self.model` is what its base in this file kept (a base
-                    # of another module: widedeep's fine-tuning wrappers of submodules, see the notes)
-                    self._bind_target(cst.parse_expression(key), Value(handle=handles[0], alts=frozenset(handles[1:])))
+            self._keep_base_attributes(summary, actual)
         if (not own and instance is None) or (inherited and summary.key is not None):
             key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
             if key[1].endswith(".__init__"):
@@ -150,6 +145,16 @@ class SummaryReplay:
             # the context's walk is the module's own: where it lies is what the caller's summary says
             special = dataclasses.replace(special, locate=special.locate or summary.locate, key=special.key or summary.key)
         return special
+
+    def _keep_base_attributes(self, summary: HelperSummary, actual) -> None:
+        """`super().__init__(model)`: what the base's constructor kept is the object's (`base_kept`);
+        in the class's own scope, `self.model` is bound to it for a base of this file (for a base of
+        another module it is not: widedeep's fine-tuning wrappers of submodules became false DDP201)."""
+        for key, (origin, sub) in summary.attributes.items():
+            handles = self.base_kept.setdefault(key, actual(origin, sub))
+            if self.binds_base_kept and handles and key not in self.env and summary.locate is None:
+                attribute = cst.Attribute(cst.Name("self"), cst.Name(key.partition(".")[2]))
+                self._bind_target(attribute, Value(handle=handles[0], alts=frozenset(handles[1:])))
 
     def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
         """The summary a call resolves to (a helper of this file, a method of this class or of its bases,

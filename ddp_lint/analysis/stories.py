@@ -73,7 +73,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     earlier = [event for position, event in enumerate(events)
                if isinstance(event, PlacementEvent) and overlaps(event.handle)
                and not event.site.exclusive_with(holder.site)
-               and (position < index if _root(event.site) is _root(holder.site)
+               and (position < index if event.site.function is holder.site.function
                     else _runs_after(event.site, holder.site, scope))]
     placed = _placed_before(earlier)
     dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
@@ -104,7 +104,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue  # the same call on another object the name may hold
             if _already_there(_placed_before(e for e in moved if e.handle.overlaps(event.handle)
                                              and e.argument_text == event.argument_text  # the same place, by name
-                                             and _root(e.site) is _root(event.site)
+                                             and e.site.function is event.site.function
                                              and not e.site.exclusive_with(event.site)), event):
                 continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
             moved.append(event)
@@ -126,7 +126,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             seen.add(made)
             # A class's methods do not run in source order: only state given in the holder's own
             # function, or earlier in the placement's function, is known to come first.
-            known = [s for s in states if _root(s.site) in (_root(holder.site), _root(event.site))
+            known = [s for s in states if s.site.function in (holder.site.function, event.site.function)
                      and not s.site.exclusive_with(event.site)]
             state = known[0] if known else None
             stepped = next((s for s in known if s.method == cat.STEP), None)
@@ -148,7 +148,7 @@ def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[ob
     elif isinstance(event, StateMovedEvent) and any(held is holder for held in event.holders):
         # its state moved after the model, in the placement's function: the state follows the model
         story.steps = [step for step in steps if not (
-            step.placement.kind == cat.MOVE and _root(event.site) is _root(step.placement.site)
+            step.placement.kind == cat.MOVE and event.site.function is step.placement.site.function
             and event.site.order > step.placement.site.order and not event.site.exclusive_with(step.placement.site))]
     elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
         # pointed at the new parameters after a submodule was replaced, on every path from it: the
@@ -196,12 +196,12 @@ def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optio
     if home.kind != cat.HOME:
         return step
     away = [e.site for e in scope.events if isinstance(e, PlacementEvent) and e.kind == cat.MOVE
-            and e.handle.overlaps(home.handle) and _root(e.site) is _root(home.site)]
+            and e.handle.overlaps(home.handle) and e.site.function is home.site.function]
     for event in scope.events:
         if not (isinstance(event, StateEvent) and event.holder is holder and event.method == cat.STEP):
             continue
         site = event.site
-        if _root(site) is not _root(home.site) or site.exclusive_with(home.site):
+        if site.function is not home.site.function or site.exclusive_with(home.site):
             continue
         if site.order > home.site.order:
             between = [a for a in away if home.site.order < a.order < site.order]
@@ -268,7 +268,7 @@ def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
     callers call them in that order, and an event of a method before another method that method calls
     after it (`self._move_model_to_device()` then `self.train()`). An event replayed from a helper
     (`self.setup()`) is ordered at its call."""
-    a, b = _root(first), _root(second)
+    a, b = first.function, second.function
     if a is b:
         return True
     if a is None:
@@ -284,7 +284,7 @@ def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
 def _encloses(site: Site, other: Site) -> bool:
     """Whether `site` runs whenever `other` does: in the same function, in a block that encloses
     `other` (every arm and loop it sits in holds `other` too), on no path that had ended."""
-    return (_root(site) is _root(other) and site.dead <= other.dead  # arms ended before it, ended before both
+    return (site.function is other.function and site.dead <= other.dead  # arms ended before it, ended before both
             and site.chain[:-1] == other.chain[:len(site.chain) - 1])
 
 
@@ -305,7 +305,7 @@ def _between(ending, first: Site, last: Site) -> bool:
     one of them (another method of the class may not run in between at all)."""
     site = ending.site
     return (not site.exclusive_with(first) and not site.exclusive_with(last)
-            and _root(site) in (_root(first), _root(last)))
+            and site.function in (first.function, last.function))
 
 
 def _ends_between(ending, first: Site, last: Site) -> bool:
@@ -317,11 +317,6 @@ def _under_flag(site, flags: FrozenSet[str]) -> bool:
     ...:`, here or inside the helper that makes it)."""
     return any(guard.holds and any(dotted_name(c) in flags for c in operands(guard.test, cst.And))
                for guard in site.guards + site.inner)
-
-
-def _root(site):
-    first = site.chain[0] if site.chain else None
-    return first if isinstance(first, cst.FunctionDef) else None
 
 
 def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:

@@ -122,7 +122,7 @@ def _by_path(steps: List[Step]) -> List[List[Step]]:
     groups: List[List[Step]] = []
     for step in steps:
         site = step.placement.site
-        home = next((g for g in groups if _root_of(g[0].placement.site) is not _root_of(site)
+        home = next((g for g in groups if g[0].placement.site.function is not site.function
                      or g[0].placement.site.statement is site.statement
                      or not g[0].placement.site.exclusive_with(site)), None)
         if home is None:
@@ -130,11 +130,6 @@ def _by_path(steps: List[Step]) -> List[List[Step]]:
         else:
             home.append(step)
     return groups
-
-
-def _root_of(site: Site) -> Optional[cst.CSTNode]:
-    first = site.chain[0] if site.chain else None
-    return first if isinstance(first, cst.FunctionDef) else None
 
 
 # ----- phrases ------------------------------------------------------------------------------------
