@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .kwargs import key_of
-from .events import Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
+from .events import DiscardedWrapperEvent, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
 from .names import dotted_name, dotted_names, operands
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
@@ -155,6 +155,10 @@ class BindingWalker:
         if key is None:
             self._assign_attribute(target, value_node)
             return
+        if key == "_" and value.wrapper and value.handle is not None:
+            # `model, _ = setup(model)` of a helper returning (module, DDP(module)): `_` is the name for
+            # what is thrown away, so is the wrapper; training the module then syncs nothing
+            self._emit(DiscardedWrapperEvent(self._site(value_node or target), value.handle, value.wrapper, bound=True))
         old = self.env.get(key)
         if old is not None and isinstance(value_node, cst.Call) and key in dotted_names(value_node):
             # `optimizer = Wrapper(optimizer)`, `type(optimizer)(...)` on what this function was handed: it
@@ -194,7 +198,7 @@ class BindingWalker:
                 self.scope.names[id(holder)] = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
-                                  value.device_of, value.state_of, cpu=is_cpu_device(value_node)))
+                                  value.device_of, value.state_of, cpu=is_cpu_device(value_node), wrapper=value.wrapper))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node

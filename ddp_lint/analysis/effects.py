@@ -199,7 +199,7 @@ class EffectWalker:
             for handle in target.handles:
                 self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
                                           operation=placement.label, unknown_keyword=unknown))
-            return Value(handle=target.handle, alts=target.alts)
+            return Value(handle=target.handle, alts=target.alts, wrapper=placement.label if placement.sync_wrapper else "")
         return None
 
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:

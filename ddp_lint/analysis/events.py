@@ -250,6 +250,7 @@ class DiscardedWrapperEvent:
     site: Site
     handle: Optional[Handle]
     label: str
+    bound: bool = False  # bound to `_` (`model, _ = setup(model)`), not a bare statement
 
 
 @dataclass(frozen=True)
@@ -278,8 +279,9 @@ class ScopeEvents:
     # A class's scope walks, besides its own methods, the inherited ones that call a method it overrides
     # (ids of their definitions): what they report alone, their base's scope reports already.
     dispatched: FrozenSet[int] = frozenset()
-    # (method, the method it calls through `self`, the call's order): what runs inside it, after what.
-    self_calls: Set[Tuple[str, str, int]] = field(default_factory=set)
+    # (method, the method it calls through `self`) -> the order of its last such call: what runs inside
+    # it, after what (a map, not a list: the order question is asked for every pair of events).
+    self_calls: Dict[Tuple[str, str], int] = field(default_factory=dict)
 
     # The name each holder built here is first bound to (`opt`, `self.optimizer`), by the holder's id: the
     # holder is emitted before its statement binds it, and an event is never changed once emitted.

@@ -49,6 +49,9 @@ class Held:
     # Tensors of an optimizer's state (`optimizer.state.values()`, an entry of it): the objects whose
     # state they are. Moving them moves the state (see events.StateMovedEvent).
     state_of: FrozenSet[int] = frozenset()
+    # The object is a gradient-synchronizing wrapper (its label), not the module inside it: both share
+    # one handle (a wrapper is transparent to placements), and only the wrapper syncs when it trains.
+    wrapper: str = ""
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -101,7 +104,7 @@ def first_handle(handles: FrozenSet[Handle]) -> Optional[Handle]:
 def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
                  members=binding.members, makes=binding.makes, callables=binding.callables,
-                 device_of=binding.device_of, state_of=binding.state_of)
+                 device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper)
 
 
 def element_of(source: Value) -> Value:

@@ -742,6 +742,12 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
                           if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
                 if models:
                     entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view))
+            elif value.wrapper and value.handle is not None:
+                # `return module, DDP(module)`: the wrapper of what another position holds
+                inner = next((i for i, other in enumerate(shape) if i != position and not other.wrapper
+                              and other.handle is not None and other.handle.obj == value.handle.obj), None)
+                if inner is not None:
+                    entry = ReturnedField("wrapper", (value.wrapper, inner))
             elif entry is None and value.handle is not None:
                 origin = walker.origins.get(value.handle.obj)
                 if origin is not None and origin.kind == "param" and origin.index < (1 << 30):

@@ -174,7 +174,8 @@ class SummaryReplay:
             self.self_calls.add(dotted[5:])
             root = self._chain[0] if self._chain else None
             if isinstance(root, cst.FunctionDef):
-                self.scope.self_calls.add((root.name.value, dotted[5:], next(self.order)))
+                pair, order = (root.name.value, dotted[5:]), next(self.order)
+                self.scope.self_calls[pair] = max(order, self.scope.self_calls.get(pair, order))
         instance = None
         owner, _, method_name = dotted.rpartition(".")
         if summary is None and owner and owner != "self":
@@ -436,10 +437,14 @@ class SummaryReplay:
                     event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                     self._emit(event)
                     value = Value(holders=(event,))
-            elif entry is not None and entry.what < len(positional):
+            elif entry is not None and entry.kind == "param" and entry.what < len(positional):
                 returned = positional[entry.what]
                 value = Value(handle=returned.handle, alts=returned.alts)
             values.append(value)
+        for position, entry in enumerate(summary.fields):
+            if entry is not None and entry.kind == "wrapper" and values[entry.what[1]].handle is not None:
+                inner = values[entry.what[1]]
+                values[position] = Value(handle=inner.handle, alts=inner.alts, wrapper=entry.what[0])
         return Value(fields=tuple(values))
 
     def _note_handed_back(self, returned: cst.BaseExpression) -> None:

@@ -277,8 +277,7 @@ def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
         return b is None or b.name.value not in scope.init_calls
     return b is not None and ((a.name.value, b.name.value) in scope.ordered or any(
         a.name.value == method and b.name.value.startswith(prefix) for method, prefix in scope.runs_first)
-        or any(caller == a.name.value and callee == b.name.value and order > first.order
-               for caller, callee, order in scope.self_calls))
+        or scope.self_calls.get((a.name.value, b.name.value), -1) > first.order)
 
 
 def _encloses(site: Site, other: Site) -> bool:

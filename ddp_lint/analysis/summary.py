@@ -100,8 +100,9 @@ class ReturnedInstance(NamedTuple):
 
 
 class ReturnedField(NamedTuple):
-    """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder) or
-    an argument handed back (`kind` "param", `what` its index)."""
+    """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder),
+    an argument handed back (`kind` "param", `what` its index), or a gradient-synchronizing wrapper of
+    what another position holds (`kind` "wrapper", `what` (its label, that position))."""
 
     kind: str
     what: object

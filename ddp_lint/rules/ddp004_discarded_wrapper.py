@@ -2,8 +2,10 @@
 
 ## What it does
 Finds `DistributedDataParallel(model, ...)` or `FullyShardedDataParallel(model, ...)` called as a
-bare statement, its result thrown away, when the bare module is called afterwards in the same scope
-or handed, together with an optimizer, to a call that trains it (`train(model, optimizer)`).
+bare statement, its result thrown away, or bound to `_` (also as the position of a tuple a helper
+returns: `model, _ = setup(model)` where `setup` returns `(module, DDP(module))`), when the bare module
+is called afterwards in the same scope or handed, together with an optimizer, to a call that trains
+it (`train(model, optimizer)`).
 
 ## Why is this bad?
 The wrapper is what synchronizes gradients; building it and then training the bare module runs
@@ -44,6 +46,10 @@ class DiscardedWrapper(Rule):
         # the wrapper kept: the loop trains through it
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nopt = torch.optim.SGD(model.parameters())\n"
         "model = DDP(model)\ntrain(model, opt)\n",
+        # the helper's tuple keeps the wrapper under a name; `_` is the bare module
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndef setup(m):\n    ddp = DDP(m)\n"
+        "    return ddp, ddp.module\n\ndef main(m):\n    m, _ = setup(m)\n    opt = torch.optim.SGD(m.parameters())\n"
+        "    train(m, opt)\n",
     )
     INVALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nDDP(model, device_ids=[0])\nloss = model(x)\n",
@@ -51,15 +57,26 @@ class DiscardedWrapper(Rule):
         # the training loop in a helper, handed the bare module and its optimizer
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nfrom loops import train\n"
         "model = Net().cuda()\nDDP(model, device_ids=[0])\nopt = torch.optim.SGD(model.parameters())\ntrain(model, opt)\n",
+        # a helper returns (module, wrapper) and the caller throws the wrapper away
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndef setup(m):\n    ddp = DDP(m)\n"
+        "    return ddp.module, ddp\n\ndef main(m):\n    m, _ = setup(m)\n    opt = torch.optim.SGD(m.parameters())\n"
+        "    train(m, opt)\n",
     )
 
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         for event in discarded_wrappers(scope):
             model = event.handle.text if event.handle is not None else "model"
-            message = (
-                f"the {event.label} built here is discarded: training `{model}` directly runs without gradient "
-                f"synchronization, so ranks silently diverge; keep the wrapper (`{model} = {event.label}({model}, ...)`) "
-                f"and train through it"
-            )
+            if event.bound:
+                message = (
+                    f"the {event.label} wrapper of `{model}` made here is bound to `_` and thrown away: training "
+                    f"`{model}` directly runs without gradient synchronization, so ranks silently diverge; keep the "
+                    f"wrapper under a name and train through it"
+                )
+            else:
+                message = (
+                    f"the {event.label} built here is discarded: training `{model}` directly runs without gradient "
+                    f"synchronization, so ranks silently diverge; keep the wrapper (`{model} = {event.label}({model}, ...)`) "
+                    f"and train through it"
+                )
             summary = f"the {short_code(event.label)} wrapper of {short_code(model)} is discarded"
             yield RuleHit(self.code, event.site.statement, message, summary=summary)
