@@ -122,20 +122,7 @@ class BindingWalker:
     def _bind_target(self, target: cst.BaseExpression, value: Value, value_node: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [element.value for element in target.elements]
-            if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(elements):
-                values = [self._peek(element.value) for element in value_node.elements]
-            elif len(value.fields) == len(elements):
-                values = list(value.fields)  # a helper's tuple, a zip's item: position by position
-            else:
-                # `opt, sched = build(...)`: the first name gets the holder, each gets a new object;
-                # `for name, sub in net.named_modules()`: each may be one of the modules.
-                values = [
-                    Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
-                          handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
-                          element=value.element, state_of=value.state_of)
-                    for i in range(len(elements))
-                ]
-            for element, element_value in zip(elements, values):
+            for element, element_value in zip(elements, self._unpacked(len(elements), value, value_node)):
                 self._bind_target(element, element_value)
             return
         if isinstance(target, cst.StarredElement):
@@ -202,6 +189,21 @@ class BindingWalker:
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
+
+    def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
+        """What each of `count` names unpacking `value` gets."""
+        if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == count:
+            return [self._peek(element.value) for element in value_node.elements]
+        if len(value.fields) == count:
+            return list(value.fields)  # a helper's tuple, a zip's item: position by position
+        # `opt, sched = build(...)`: the first name gets the holder, each gets a new object;
+        # `for name, sub in net.named_modules()`: each may be one of the modules.
+        return [
+            Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
+                  handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
+                  element=value.element, state_of=value.state_of)
+            for i in range(count)
+        ]
 
     def _peek(self, node: cst.BaseExpression) -> Value:
         """The value of one element of a tuple already evaluated as a whole (no new events)."""
