@@ -3,6 +3,7 @@ an expression to a `Value` (calls are analysis/effects.py's)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
@@ -142,10 +143,11 @@ class BindingWalker:
         if key is None:
             self._assign_attribute(target, value_node)
             return
-        if key == "_" and value.wrapper and value.handle is not None:
+        if value.wrapper and value.handle is not None and (key == "_" or self._never_read(key)):
             # `model, _ = setup(model)` of a helper returning (module, DDP(module)): `_` is the name for
-            # what is thrown away, so is the wrapper; training the module then syncs nothing
-            self._emit(DiscardedWrapperEvent(self._site(value_node or target), value.handle, value.wrapper, bound=True))
+            # what is thrown away, so is a local that nothing reads (`ddp_model = DDP(model)` and then
+            # `model(x)`); training the module then syncs nothing
+            self._emit(DiscardedWrapperEvent(self._site(value_node or target), value.handle, value.wrapper, name=key))
         old = self.env.get(key)
         if old is not None and isinstance(value_node, cst.Call) and key in dotted_names(value_node):
             # `optimizer = Wrapper(optimizer)`, `type(optimizer)(...)` on what this function was handed: it
@@ -189,6 +191,19 @@ class BindingWalker:
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
+
+    def _never_read(self, key: str) -> bool:
+        """A local name of a function that appears nowhere else in it (nor in what it nests): bound once
+        and never read. Outside a function, another module may read it."""
+        root = self._chain[0] if self._chain else None
+        if "." in key or not isinstance(root, cst.FunctionDef):
+            return False
+        counts = self._name_counts.get(id(root))
+        if counts is None:
+            names = _Names()
+            root.visit(names)
+            counts = self._name_counts[id(root)] = names.counts
+        return counts[key] == 1
 
     def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
         """What each of `count` names unpacking `value` gets."""
@@ -588,3 +603,14 @@ def _absence_test(test: cst.BaseExpression) -> Tuple[bool, Optional[str]]:
                 return False, dotted_name(test.left)
         return False, None
     return False, dotted_name(test)
+
+
+class _Names(cst.CSTVisitor):
+    """How often each name appears in a function, its nested code included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter = Counter()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] += 1

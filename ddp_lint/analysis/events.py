@@ -250,7 +250,9 @@ class DiscardedWrapperEvent:
     site: Site
     handle: Optional[Handle]
     label: str
-    bound: bool = False  # bound to `_` (`model, _ = setup(model)`), not a bare statement
+    # The name it was bound to (`_` in `model, _ = setup(model)`, or a local nothing reads), rather than
+    # thrown away as a bare statement.
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ abstract objects of analysis/heap.py. This module keeps the walker's state and i
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from itertools import count
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -74,9 +75,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     ) -> None:
         self.scope = ScopeEvents(name)
         self.project = project  # the project index: summaries of other modules' functions and classes
-        self.path = path
-        self.imports = imports
-        self.catalog = catalog
+        self.path, self.imports, self.catalog = path, imports, catalog
         self.helpers = helpers
         self.method_helpers = method_helpers
         self.constructors = constructors if constructors is not None else {}
@@ -112,6 +111,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here
         self._data, self._leaves, self._moved = set(), set(), set()
         self._chain: Tuple[cst.CSTNode, ...] = ()
+        self._name_counts: Dict[int, Counter] = {}  # see BindingMixin._never_read
         self._branches: Tuple[Arm, ...] = ()
         # Flags the function computes on its straight-line path (`use_ddp = ws > 1 and not args.fp16`):
         # a condition on them means their definition (see Guard.facts); any later assignment forgets one.

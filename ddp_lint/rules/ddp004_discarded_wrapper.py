@@ -2,10 +2,10 @@
 
 ## What it does
 Finds `DistributedDataParallel(model, ...)` or `FullyShardedDataParallel(model, ...)` called as a
-bare statement, its result thrown away, or bound to `_` (also as the position of a tuple a helper
-returns: `model, _ = setup(model)` where `setup` returns `(module, DDP(module))`), when the bare module
-is called afterwards in the same scope or handed, together with an optimizer, to a call that trains
-it (`train(model, optimizer)`).
+bare statement, its result thrown away, or bound to `_` or to a function's local name that nothing
+reads (also as the position of a tuple a helper returns: `model, _ = setup(model)` where `setup`
+returns `(module, DDP(module))`), when the bare module is called afterwards in the same scope or
+handed, together with an optimizer, to a call that trains it (`train(model, optimizer)`).
 
 ## Why is this bad?
 The wrapper is what synchronizes gradients; building it and then training the bare module runs
@@ -66,11 +66,12 @@ class DiscardedWrapper(Rule):
     def check(self, scope: ScopeEvents, stories: Sequence[HolderStory], line_of: LineOf) -> Iterator[RuleHit]:
         for event in discarded_wrappers(scope):
             model = event.handle.text if event.handle is not None else "model"
-            if event.bound:
+            if event.name:
+                fate = "and thrown away" if event.name == "_" else "and never read"
                 message = (
-                    f"the {event.label} wrapper of `{model}` made here is bound to `_` and thrown away: training "
-                    f"`{model}` directly runs without gradient synchronization, so ranks silently diverge; keep the "
-                    f"wrapper under a name and train through it"
+                    f"the {event.label} wrapper of `{model}` made here is bound to `{event.name}` {fate}: training "
+                    f"`{model}` directly runs without gradient synchronization, so ranks silently diverge; train "
+                    f"through the wrapper"
                 )
             else:
                 message = (
