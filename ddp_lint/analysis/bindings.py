@@ -104,6 +104,10 @@ class BindingWalker:
     def _resolve_all(self, dotted: str) -> Tuple[Handle, ...]:
         """Every object `a.b.c` may be: one per object its root name may hold."""
         key, rest = self._split(dotted)
+        if key not in self.env and key.startswith("self."):
+            read = self._property_read(key[5:])
+            if read is not None:  # `self.inner_model.plm` of a property returning `self.model`
+                return tuple(Handle(h.obj, h.sub, dotted) for h in self._resolve_all(".".join((read,) + rest)))
         binding = self._binding(key)
         sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
         base = binding.handle
@@ -191,6 +195,10 @@ class BindingWalker:
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
+
+    def _property_read(self, name: str) -> Optional[str]:
+        lookup = getattr(self.method_helpers, "property_read", None)
+        return lookup(name) if lookup is not None else None
 
     def _never_read(self, key: str) -> bool:
         """A local name of a function that appears nowhere else in it (nor in what it nests): bound once

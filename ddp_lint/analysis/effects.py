@@ -65,17 +65,19 @@ class EffectWalker:
         qualified = self._qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
-        if qualified:
+        # `session.cuda()`, `self.configure_optimizers()` on an object of a class that defines the method
+        # itself: its own method, not torch's or the catalog's (methods resolve by the receiver's class)
+        own = method is not None and not library_call and dotted and self._defines_method(receiver, method, dotted)
+        result = self._helper_effect(call, dotted, args) if own else None
+        if result is None and qualified:
             result = self._library_effect(call, qualified, args, library_call or method is None)
-            if result is not None:
-                return result
-        if method is not None and not library_call and dotted and self._defines_method(receiver, method, dotted):
-            # `session.cuda()` on an object of this file's class that defines `cuda()` itself: its own
-            # method, not torch's (methods resolve by the receiver's class)
-            result = self._helper_effect(call, dotted, args)
-            if result is not None:
-                return result
-        elif method is not None and not library_call:
+        if result is not None:
+            return result
+        if own and self._concrete(dotted):
+            # its summary says what it does, a name that reads like an optimizer factory nothing more
+            # (an abstract stub says nothing: the generic rules still apply)
+            return self._container_value(dotted, qualified, receiver, args, xla, method)
+        if not own and method is not None and not library_call:
             result = self._method_effect(call, method, receiver, args)
             if result is not None:
                 return result
@@ -235,10 +237,14 @@ class EffectWalker:
             collected = frozenset().union(*(value.params or frozenset(value.handles) for _, value in args)) if args else frozenset()
             members = frozenset().union(*(value.members | frozenset(value.handles) for _, value in args)) if args else frozenset()
             key = handle.text
-            if key in self.env and collected and not handle.sub:
+            # `optimizers.append(opt)`: the list holds the optimizer too (kept later as `self.optimizers`)
+            held = tuple(h for _, value in args for h in value.holders)
+            if key in self.env and (collected or held) and not handle.sub:
                 binding = self.env[key]
+                held = tuple(h for h in held if all(h is not k for k in binding.holders))
                 self._assign(key, dataclasses.replace(binding, params=binding.params | collected,
-                                                      members=binding.members | members))
+                                                      members=binding.members | members,
+                                                      holders=binding.holders + held))
             return EMPTY
         if method in cat.PARAMETER_METHODS:
             return Value(params=frozenset(receiver.handles))

@@ -476,9 +476,46 @@ class _LazySummaries(_Lazy):
         """Whether the class itself defines this method (its own `to()` or `cuda()` is not torch's)."""
         return name in self._methods
 
+    def concrete(self, name: str) -> bool:
+        """Whether the class defines the method with a body of its own: not an abstract stub
+        (a docstring, `pass`, `...`, `raise NotImplementedError`), whose summary would say nothing."""
+        method = self._methods.get(name)
+        return method is not None and not _is_stub(method)
+
+    def property_read(self, name: str) -> Optional[str]:
+        """What reading `self.<name>` reads when the class (or a base of this file) defines it as a
+        property returning an attribute of the object: `self.model` for `@property def inner_model(self):
+        return self.model.module if isinstance(self.model, DataParallel) else self.model`."""
+        method = self._methods.get(name)
+        if method is None or not _is_property(method):
+            return None
+        summary = self.get(name)
+        returned = summary.returns_self if summary is not None else None
+        if returned is None or returned.origin.key == f"self.{name}":
+            return None
+        return ".".join((returned.origin.key,) + returned.sub)
+
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""
         return self._inherited(name) if self._inherited is not None else None
+
+
+def _is_stub(method: cst.FunctionDef) -> bool:
+    if any((_dotted(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in method.decorators):
+        return True
+    for statement in suite_body(method.body):
+        small = statement.body if isinstance(statement, cst.SimpleStatementLine) else None
+        if small is None or not all(isinstance(s, (cst.Pass, cst.Raise)) or (
+                isinstance(s, cst.Expr) and isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)))
+                for s in small):
+            return False
+    return True
+
+
+def _is_property(method: cst.FunctionDef) -> bool:
+    """`@property`, `@functools.cached_property`: read as an attribute, run as a call."""
+    return any((_dotted(decorator.decorator) or "").rpartition(".")[2] in ("property", "cached_property")
+               for decorator in method.decorators)
 
 
 def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path,
@@ -637,6 +674,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                       if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
+    summary.self_holders.extend(_kept_in_containers(walker))
     summary.fields = _returned_fields(walker)
     summary.returned_instances = _returned_instances(walker)
     summary.attributes = _kept_arguments(walker)
@@ -662,11 +700,33 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             origin = walker.origins.get(value.handle.obj)
             if origin is not None and origin.kind == "param":
                 summary.returns_param = origin.index
+            elif origin is not None and origin.kind == "self":
+                summary.returns_self = Part(origin, value.handle.sub)
         for handle in value.params if holder is None else ():
             origin = walker.origins.get(handle.obj)
             if origin is not None and origin.kind in ("param", "self"):
                 summary.returned_params.append(Part(origin, handle.sub))
     return summary
+
+
+def _kept_in_containers(walker: ScopeWalker) -> List[KeptHolder]:
+    """Holders built under a local name that the object keeps in a container attribute at the end
+    (`self.optimizers = [opt]`, a list appended to and then kept): the object holds them there."""
+    kept: List[KeptHolder] = []
+    seen = set()
+    for key, binding in walker.env.items():
+        if not key.startswith("self.") or "." in key[5:]:
+            continue
+        for built in binding.holders:
+            var = walker.scope.name_of(built) or ""
+            if id(built) in seen or built.arrives or built.site.via is not None or var.startswith("self."):
+                continue
+            models = [Part(walker.origins[h.obj], h.sub) for h in built.models
+                      if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+            if models:
+                seen.add(id(built))
+                kept.append(KeptHolder(built.kind, built.label, models, built.bucket_view, key))
+    return kept
 
 
 def _with_device_origins(event: PlacementEvent, walker: ScopeWalker) -> PlacementEvent:

@@ -89,6 +89,10 @@ class SummaryReplay:
         if summary.returns_param is not None and summary.returns_param < len(positional):
             returned = positional[summary.returns_param]
             return Value(handle=returned.handle, alts=returned.alts)
+        if summary.returns_self is not None:
+            kept = actual(*summary.returns_self)  # `runner.get_model()`: the model the object keeps
+            if kept:
+                return Value(handle=kept[0], alts=frozenset(kept[1:]))
         if summary.returned_params:
             # `model.get_optim_policies()` returning `[{"params": self.base.parameters()}, ...]`
             params = frozenset(h for origin, sub in summary.returned_params for h in actual(origin, sub))

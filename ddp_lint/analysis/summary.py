@@ -116,6 +116,9 @@ class HelperSummary:
     placements: List[SummaryPlacement] = field(default_factory=list)
     holder: Optional[BuiltHolder] = None
     returns_param: Optional[int] = None
+    # It returns an attribute of its object (`return self.model`, a getter or a `@property`): the
+    # caller's `runner.get_model()` is the model the object keeps.
+    returns_self: Optional[Part] = None
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
