@@ -73,9 +73,10 @@ class EffectWalker:
             result = self._library_effect(call, qualified, args, library_call or method is None)
         if result is not None:
             return result
-        if own and self._concrete(dotted):
-            # its summary says what it does, a name that reads like an optimizer factory nothing more
-            # (an abstract stub says nothing: the generic rules still apply)
+        if own and self._returns_nothing(dotted):
+            # its body returns no value: a name that reads like an optimizer factory gives its caller
+            # nothing (an abstract stub, or a value from code not followed, says nothing: the generic
+            # rules still apply)
             return self._container_value(dotted, qualified, receiver, args, xla, method)
         if not own and method is not None and not library_call:
             result = self._method_effect(call, method, receiver, args)

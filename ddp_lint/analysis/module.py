@@ -476,11 +476,16 @@ class _LazySummaries(_Lazy):
         """Whether the class itself defines this method (its own `to()` or `cuda()` is not torch's)."""
         return name in self._methods
 
-    def concrete(self, name: str) -> bool:
-        """Whether the class defines the method with a body of its own: not an abstract stub
-        (a docstring, `pass`, `...`, `raise NotImplementedError`), whose summary would say nothing."""
+    def returns_nothing(self, name: str) -> bool:
+        """Whether the class defines the method with a body of its own (not an abstract stub: a
+        docstring, `pass`, `...`, `raise NotImplementedError`) that returns no value: what its callers
+        get is None, whatever its name says."""
         method = self._methods.get(name)
-        return method is not None and not _is_stub(method)
+        if method is None or _is_stub(method):
+            return False
+        finder = _ValueReturns()
+        method.body.visit(finder)
+        return not finder.found
 
     def property_read(self, name: str) -> Optional[str]:
         """What reading `self.<name>` reads when the class (or a base of this file) defines it as a
@@ -498,6 +503,26 @@ class _LazySummaries(_Lazy):
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""
         return self._inherited(name) if self._inherited is not None else None
+
+
+class _ValueReturns(cst.CSTVisitor):
+    """Whether a function's own body returns a value or yields (nested functions are theirs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = self.found or node.value is not None
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
 
 
 def _is_stub(method: cst.FunctionDef) -> bool:

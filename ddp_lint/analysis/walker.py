@@ -292,10 +292,10 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
         return instance is not None and instance.methods(method) is not None
 
-    def _concrete(self, dotted: str) -> bool:
-        """`self.m` where the class defines `m` with a body of its own (not an abstract stub)."""
-        concrete = getattr(self.method_helpers, "concrete", None)
-        return dotted.startswith("self.") and concrete is not None and concrete(dotted[5:])
+    def _returns_nothing(self, dotted: str) -> bool:
+        """`self.m` where the class defines `m` with a body of its own that returns no value."""
+        lookup = getattr(self.method_helpers, "returns_nothing", None)
+        return dotted.startswith("self.") and lookup is not None and lookup(dotted[5:])
 
     def _instance_of(self, name: str):
         """The class summary and attributes of the object a plain name holds, if it was built here."""
