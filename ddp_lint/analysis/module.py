@@ -483,9 +483,8 @@ class _LazySummaries(_Lazy):
         method = self._methods.get(name)
         if method is None or _is_stub(method):
             return False
-        finder = _ValueReturns()
-        method.body.visit(finder)
-        return not finder.found
+        summary = self.get(name)
+        return summary is not None and not summary.returns_value
 
     def property_read(self, name: str) -> Optional[str]:
         """What reading `self.<name>` reads when the class (or a base of this file) defines it as a
@@ -503,26 +502,6 @@ class _LazySummaries(_Lazy):
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""
         return self._inherited(name) if self._inherited is not None else None
-
-
-class _ValueReturns(cst.CSTVisitor):
-    """Whether a function's own body returns a value or yields (nested functions are theirs)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = self.found or node.value is not None
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
 
 
 def _is_stub(method: cst.FunctionDef) -> bool:
@@ -700,6 +679,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.self_holders.extend(_kept_in_containers(walker))
+    summary.returns_value = bool(walker.returns)
     summary.fields = _returned_fields(walker)
     summary.returned_instances = _returned_instances(walker)
     summary.attributes = _kept_arguments(walker)

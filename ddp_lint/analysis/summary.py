@@ -119,6 +119,7 @@ class HelperSummary:
     # It returns an attribute of its object (`return self.model`, a getter or a `@property`): the
     # caller's `runner.get_model()` is the model the object keeps.
     returns_self: Optional[Part] = None
+    returns_value: bool = True  # a `return` with a value on some path (False: its callers get None)
     param_names: Tuple[str, ...] = ()
     state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
