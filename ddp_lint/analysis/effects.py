@@ -83,7 +83,8 @@ class EffectWalker:
             if result is not None:
                 return result
         if dotted:
-            result = self._helper_effect(call, dotted, args)
+            # an object's own method was replayed above, once: its events must not happen twice
+            result = None if own else self._helper_effect(call, dotted, args)
             if result is not None and not result.holders and result.contains:
                 # a project class that builds no holder its summary shows, named as an optimizer
                 # (`QAdamOptimizer(model.parameters())`): the object is that optimizer
@@ -230,7 +231,7 @@ class EffectWalker:
             return EMPTY
         if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
             if not self._silent:
-                self.state_calls.append((handle.text, method))  # a method's effect on `self.optimizer`, for its callers
+                self.state_calls.append((handle.text, method, next(self.order)))  # on `self.optimizer`, for its callers
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:

@@ -63,6 +63,7 @@ class SummaryReplay:
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
                                 handed)
         if first is not None:
+            self._replay_self_states(call, summary, dotted, own, instance, via, lambda order: order > first)
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
         if summary.moves_state:
             self._replay_state_moves(call, summary, positional, keywords, own, via)
@@ -281,21 +282,25 @@ class SummaryReplay:
     def _replay_state_calls(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
                             instance: Optional[Instance], positional: List[Value], keywords: Dict[str, Value],
                             via: str, before: Optional[int] = None) -> None:
-        """The callee's `step()` / `load_state_dict()` on the optimizers it reaches: its object's own,
-        or those handed to it."""
+        """The callee's `step()` / `load_state_dict()` on the optimizers it reaches (its object's own,
+        or those handed to it) that come before its first placement (the rest replay after it)."""
+        chosen = lambda order: before is None or order < before  # noqa: E731
+        self._replay_self_states(call, summary, dotted, own, instance, via, chosen)
+        self._replay_argument_states(call, summary, positional, keywords, via, chosen)
+
+    def _replay_self_states(self, call: cst.Call, summary: HelperSummary, dotted: str, own: bool,
+                            instance: Optional[Instance], via: str, chosen) -> None:
         if instance is not None:
             built = self.env.get(dotted.rpartition(".")[0])
-            for key, method in summary.state_calls:  # `trainer.resume(path)` loading `self.opt`
-                for holder in built.holders if built is not None else ():
+            for key, method, order in summary.state_calls:  # `trainer.resume(path)` loading `self.opt`
+                for holder in built.holders if built is not None and chosen(order) else ():
                     if holder.attribute == key[5:]:
                         self._emit(StateEvent(self._site(call, via=via), holder, method))
         if own:
-            for key, method in summary.state_calls:
-                binding = self.env.get(key)
+            for key, method, order in summary.state_calls:
+                binding = self.env.get(key) if chosen(order) else None
                 for holder in binding.holders if binding is not None else ():
                     self._emit(StateEvent(self._site(call, via=via), holder, method))
-        self._replay_argument_states(call, summary, positional, keywords, via,
-                                     lambda order: before is None or order < before)
 
     def _replay_argument_states(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
                                 keywords: Dict[str, Value], via: str, chosen) -> None:

@@ -108,7 +108,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                                              and not e.site.exclusive_with(event.site)), event):
                 continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
             moved.append(event)
-            if _callee_owns(holder, event) and not states:
+            if (_callee_owns(holder, event) or _object_owns(story.holder, event)) and not states:
                 continue  # one bug, one report: the function called here reports it (state given here is ours)
             current = [e for e in endings if _between(e, holder.site, event.site)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
@@ -232,6 +232,17 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
     call = placement.site.node
     return bool(holder.arrives and holder.var and isinstance(call, cst.Call)
                 and any(dotted_name(arg.value) == holder.var for arg in call.args))
+
+
+def _object_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
+    """`trainer = Trainer(model); trainer.fit()`: the optimizer the object's constructor keeps and the
+    move its own method makes are one bug of its class, which the class's scope (or its module's)
+    reports."""
+    call = placement.site.node
+    if placement.site.via is None or not holder.attribute or not holder.var or not isinstance(call, cst.Call):
+        return False
+    owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+    return owner is not None and holder.var == f"{owner}.{holder.attribute}"
 
 
 def _placed_before(placements) -> List[Tuple[str, str, str]]:

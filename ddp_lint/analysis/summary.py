@@ -121,7 +121,8 @@ class HelperSummary:
     returns_self: Optional[Part] = None
     returns_value: bool = True  # a `return` with a value on some path (False: its callers get None)
     param_names: Tuple[str, ...] = ()
-    state_calls: List[Tuple[str, str]] = field(default_factory=list)  # (`self.x`, "step"/"load_state_dict")
+    # (`self.x`, "step"/"load_state_dict", where in the function's order)
+    state_calls: List[Tuple[str, str, int]] = field(default_factory=list)
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
     argument_state_calls: List[ArgumentState] = field(default_factory=list)
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments

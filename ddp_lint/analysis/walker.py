@@ -84,7 +84,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.env: Env = {}
         self.origins: Dict[int, Origin] = {}
         self.returns: List[Value] = []
-        self.state_calls: List[Tuple[str, str]] = []
+        self.state_calls: List[Tuple[str, str, int]] = []
         self.argument_state_calls: List[ArgumentState] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
         # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
