@@ -147,7 +147,9 @@ class BindingWalker:
         if key is None:
             self._assign_attribute(target, value_node)
             return
-        if value.wrapper and value.handle is not None and (key == "_" or self._never_read(key)):
+        made = value_node is None or isinstance(value_node, cst.Call)  # made by this call, not another name of it
+        if value.wrapper and value.handle is not None and made and (key == "_" or (value_node is not None
+                                                                                  and self._never_read(key))):
             # `model, _ = setup(model)` of a helper returning (module, DDP(module)): `_` is the name for
             # what is thrown away, so is a local that nothing reads (`ddp_model = DDP(model)` and then
             # `model(x)`); training the module then syncs nothing

@@ -284,7 +284,9 @@ class SummaryReplay:
                             via: str, before: Optional[int] = None) -> None:
         """The callee's `step()` / `load_state_dict()` on the optimizers it reaches (its object's own,
         or those handed to it) that come before its first placement (the rest replay after it)."""
-        chosen = lambda order: before is None or order < before  # noqa: E731
+        def chosen(order: int) -> bool:
+            return before is None or order < before
+
         self._replay_self_states(call, summary, dotted, own, instance, via, chosen)
         self._replay_argument_states(call, summary, positional, keywords, via, chosen)
 
