@@ -205,8 +205,8 @@ class BindingWalker:
     def _never_read(self, key: str) -> bool:
         """A local name of a function that appears nowhere else in it (nor in what it nests): bound once
         and never read. Outside a function, another module may read it."""
-        root = self._chain[0] if self._chain else None
-        if "." in key or not isinstance(root, cst.FunctionDef):
+        root = self._function
+        if "." in key or root is None:
             return False
         counts = self._name_counts.get(id(root))
         if counts is None:

@@ -504,8 +504,14 @@ class _LazySummaries(_Lazy):
         return self._inherited(name) if self._inherited is not None else None
 
 
+def _decorated(method: cst.FunctionDef, names: FrozenSet[str]) -> bool:
+    """Whether a decorator's last name is one of `names` (`@abc.abstractmethod`, `@property`)."""
+    return any((_dotted(d.decorator) or "").rpartition(".")[2] in names for d in method.decorators)
+
+
 def _is_stub(method: cst.FunctionDef) -> bool:
-    if any((_dotted(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in method.decorators):
+    """An abstract method, or a body of a docstring, `pass`, `...` and `raise` only: it says nothing."""
+    if _decorated(method, frozenset({"abstractmethod"})):
         return True
     for statement in suite_body(method.body):
         small = statement.body if isinstance(statement, cst.SimpleStatementLine) else None
@@ -518,8 +524,7 @@ def _is_stub(method: cst.FunctionDef) -> bool:
 
 def _is_property(method: cst.FunctionDef) -> bool:
     """`@property`, `@functools.cached_property`: read as an attribute, run as a call."""
-    return any((_dotted(decorator.decorator) or "").rpartition(".")[2] in ("property", "cached_property")
-               for decorator in method.decorators)
+    return _decorated(method, frozenset({"property", "cached_property"}))
 
 
 def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: ImportTable, new_walker, project, path,
@@ -674,8 +679,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     for built in walker.scope.of_type(HolderEvent):
         var = walker.scope.name_of(built)
         if var and var.startswith("self.") and built.site.via is None:
-            models = [Part(walker.origins[h.obj], h.sub) for h in built.models
-                      if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+            models = _caller_parts(walker, built.models)
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.self_holders.extend(_kept_in_containers(walker))
@@ -694,11 +698,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if holder is not None and holder.arrives:
             holder = None  # the optimizer the caller handed in, handed back: the caller's own
         if holder is not None:
-            models = []
-            for handle in holder.models:
-                origin = walker.origins.get(handle.obj)
-                if origin is not None and origin.kind in ("param", "self"):
-                    models.append(Part(origin, handle.sub))
+            models = _caller_parts(walker, holder.models)
             if models:
                 summary.holder = BuiltHolder(holder.kind, holder.label, models, holder.bucket_view)
         elif value.handle is not None:
@@ -707,11 +707,15 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                 summary.returns_param = origin.index
             elif origin is not None and origin.kind == "self":
                 summary.returns_self = Part(origin, value.handle.sub)
-        for handle in value.params if holder is None else ():
-            origin = walker.origins.get(handle.obj)
-            if origin is not None and origin.kind in ("param", "self"):
-                summary.returned_params.append(Part(origin, handle.sub))
+        if holder is None:
+            summary.returned_params.extend(_caller_parts(walker, value.params))
     return summary
+
+
+def _caller_parts(walker: ScopeWalker, handles) -> List[Part]:
+    """The objects among `handles` that a caller hands in (an argument, or `self.*`), as parts of them."""
+    return [Part(walker.origins[h.obj], h.sub) for h in handles
+            if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
 
 
 def _kept_in_containers(walker: ScopeWalker) -> List[KeptHolder]:
@@ -726,8 +730,7 @@ def _kept_in_containers(walker: ScopeWalker) -> List[KeptHolder]:
             var = walker.scope.name_of(built) or ""
             if id(built) in seen or built.arrives or built.site.via is not None or var.startswith("self."):
                 continue
-            models = [Part(walker.origins[h.obj], h.sub) for h in built.models
-                      if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+            models = _caller_parts(walker, built.models)
             if models:
                 seen.add(id(built))
                 kept.append(KeptHolder(built.kind, built.label, models, built.bucket_view, key))
@@ -767,8 +770,7 @@ def _returned_instances(walker: ScopeWalker) -> tuple:
     or what a factory it calls returned), with what they keep as the function's own arguments."""
 
     def parts(handles) -> Tuple[Part, ...]:
-        return tuple(Part(walker.origins[h.obj], h.sub) for h in handles
-                     if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self"))
+        return tuple(_caller_parts(walker, handles))
 
     found: Dict[str, ReturnedInstance] = {}
     for value in walker.returns:
@@ -803,8 +805,7 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
             if holder is not None and holder.arrives:
                 holder = None  # the optimizer the caller handed in, handed back: the caller's own
             if holder is not None:
-                models = [Part(walker.origins[h.obj], h.sub) for h in holder.models
-                          if h.obj in walker.origins and walker.origins[h.obj].kind in ("param", "self")]
+                models = _caller_parts(walker, holder.models)
                 if models:
                     entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view))
             elif value.wrapper and value.handle is not None:

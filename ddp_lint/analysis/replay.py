@@ -177,8 +177,8 @@ class SummaryReplay:
             summary = self.method_helpers.get(dotted[5:])
         if dotted.startswith("self.") and dotted.count(".") == 1 and not inherited:
             self.self_calls.add(dotted[5:])
-            root = self._chain[0] if self._chain else None
-            if isinstance(root, cst.FunctionDef):
+            root = self._function
+            if root is not None:
                 pair, order = (root.name.value, dotted[5:]), next(self.order)
                 self.scope.self_calls[pair] = max(order, self.scope.self_calls.get(pair, order))
         instance = None

@@ -270,9 +270,15 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         if owner is not None:
             self._handlers.setdefault(owner, []).append(statement)
 
-    def _nested_functions(self) -> List[cst.FunctionDef]:
+    @property
+    def _function(self) -> Optional[cst.FunctionDef]:
+        """The function whose body is being walked (as `Site.function` says of a site); None outside one."""
         root = self._chain[0] if self._chain else None
-        body = suite_body(root.body) if isinstance(root, cst.FunctionDef) else ()
+        return root if isinstance(root, cst.FunctionDef) else None
+
+    def _nested_functions(self) -> List[cst.FunctionDef]:
+        root = self._function
+        body = suite_body(root.body) if root is not None else ()
         return [statement for statement in body if isinstance(statement, cst.FunctionDef)]
 
     def _note_method_order(self, owner: str, class_name: str, method: str) -> None:
