@@ -50,6 +50,7 @@ class ProjectIndex:
         self._trees: Dict[str, Optional[List[str]]] = {}
         self._calls: Dict[str, List[tuple]] = {}
         self._returns: Dict[Tuple[str, str, int], Set[Tuple[str, str]]] = {}  # see _returned_classes
+        self._hierarchies: Dict[Tuple[str, str], Tuple[Set[str], Set[str]]] = {}  # see _hierarchy_methods
 
     # ----- for the cache ---------------------------------------------------------------------------
     def begin(self) -> None:
@@ -205,7 +206,19 @@ class ProjectIndex:
             # the class itself, or its constructor: what the new object keeps of the caller's objects
             init = _method_block(block, "__init__") if method in ("", "__init__") else ""
             return bool(_KEEPS_ARGUMENT.search(init) or _HANDS_TO_BASE.search(init))
-        return not method and _RETURNED_CALLEE.search(block) is not None
+        return not method and any(not self._library_call(callee, text, path) for callee in _RETURNED_CALLEE.findall(block))
+
+    def _library_call(self, callee: str, text: str, importer: str) -> bool:
+        """Whether a call is made through a name the module imports from outside the project
+        (`torch.cuda.is_available()`, `np.zeros(...)`): what it returns is none of the caller's objects
+        (the catalog speaks for the libraries it knows)."""
+        head, _, rest = callee.partition(".")
+        if not rest and head in _VALUE_BUILTINS:
+            return True
+        dotted = _imported_names(text).get(head)
+        if dotted is None or dotted.startswith(".") or _definition_block(text, head) is not None:
+            return False
+        return dotted.split(".")[0] in _OUTSIDE or self._resolve(dotted + (f".{rest}" if rest else ""), importer) is None
 
     # ----- for the callee side ------------------------------------------------------------------------
     def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
@@ -463,6 +476,9 @@ class ProjectIndex:
             block = _definition_block(text, class_name)
             bases: Tuple[bool, bool] = (False, False)
             a_method = block is not None and block.startswith("class") and method not in ("", "__init__")
+            if a_method and method not in self._hierarchy_methods(path, class_name)[0]:
+                memo[key] = result
+                return result
             if block is not None and block.startswith("class"):
                 # calling a class runs its `__init__`, not its other methods; one it inherits, or reaches
                 # through `super()`, is its bases'
@@ -490,14 +506,8 @@ class ProjectIndex:
                             h, p = self._halves(path, f"{class_name}.{callee}", with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
             elif depth < 3:
-                # a package re-exporting the name (`from .parallel import shard_model` in __init__.py,
-                # or `from .parallel import *`)
-                dotted = _imported_names(text).get(class_name)
-                resolved = self.resolver.resolve(dotted, path) if dotted else None
-                if resolved is None:
-                    starred = self._through_stars(path, class_name)
-                    resolved = starred if starred[0] != path else None
-                if resolved is not None and resolved[1] and "." not in resolved[1]:
+                resolved = self._reexported(path, text, class_name)
+                if resolved is not None:
                     result = self._halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
                                           with_wraps, depth + 1, memo, judge)
             if block is not None:
@@ -509,23 +519,64 @@ class ProjectIndex:
                           depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
         """The halves of a method as the class's bases define it: a class of this module, or one its
         imports bring from the project."""
-        header = _CLASS_HEADER.match(class_block)
         found = (False, False)
+        for where, inner in self._project_bases(path, text, class_block):
+            h, p = self._halves(where, f"{inner}.{method}", with_wraps, depth + 1, memo, judge)
+            found = (found[0] or h, found[1] or p)
+        return found
+
+    def _reexported(self, path: str, text: str, name: str) -> Optional[Tuple[str, str]]:
+        """Where a name a module imports from the project is defined (`from .parallel import
+        shard_model` in a package's `__init__.py`, or `from .parallel import *`)."""
+        dotted = _imported_names(text).get(name)
+        resolved = self.resolver.resolve(dotted, path) if dotted else None
+        if resolved is None:
+            starred = self._through_stars(path, name)
+            resolved = starred if starred[0] != path else None
+        return resolved if resolved is not None and resolved[1] and "." not in resolved[1] else None
+
+    def _project_bases(self, path: str, text: str, class_block: str) -> List[Tuple[str, str]]:
+        """(path, class) of each base of a class that is a class of this module or one its imports bring
+        from the project."""
+        header = _CLASS_HEADER.match(class_block)
+        found = []
         for base in (_base_names(header.group(1)) if header else ()):
             base = base.strip()
             if not base or "=" in base or not _IDENTIFIER.fullmatch(base):
                 continue
             if _definition_block(text, base) is not None:
-                where, inner = path, base
+                found.append((path, base))
             else:
                 dotted = _imported_names(text).get(base)
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
-                if resolved is None or not resolved[1] or "." in resolved[1]:
-                    continue
-                where, inner = resolved
-            h, p = self._halves(where, f"{inner}.{method}", with_wraps, depth + 1, memo, judge)
-            found = (found[0] or h, found[1] or p)
+                if resolved is not None and resolved[1] and "." not in resolved[1]:
+                    found.append(resolved)
         return found
+
+    def _hierarchy_methods(self, path: str, name: str) -> Set[str]:
+        """Every method name the class or one of its project bases defines, at any depth: a method
+        named nowhere in it has no block to judge, and asking each base for it in turn (a model file's
+        every `self.m()` of every mixin of transformers' `PreTrainedModel`) was most of the project
+        stage's cost. The modules read for it count for the current file as the answer does."""
+        key = (path, name)
+        known = self._hierarchies.get(key)
+        if known is None:
+            self._hierarchies[key] = (set(), {path})  # a cycle of bases sees what is known so far
+            names, read = set(), {path}
+            text = self._text(path) or ""
+            block = self._class_block(path, name)
+            if block is not None:
+                names |= _defined_names(block)
+                bases = self._project_bases(path, text, block)
+            else:
+                bases = [where for where in (self._reexported(path, text, name),) if where is not None]
+            for where, inner in bases:
+                inherited, modules = self._hierarchy_methods(where, inner)
+                names |= inherited
+                read |= modules
+            known = self._hierarchies[key] = (names, read)
+        self.consulted |= known[1]
+        return known
 
 
 def _text_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
@@ -629,6 +680,9 @@ def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
 
 
 _ATTRIBUTE_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
+# Builtins that return a plain value, never an object handed to them (`hasattr(torch, "mlu")`).
+_VALUE_BUILTINS = frozenset({"abs", "all", "any", "bool", "callable", "chr", "float", "format", "hasattr", "hash",
+                             "id", "int", "isinstance", "issubclass", "len", "ord", "print", "repr", "round", "str"})
 
 
 def _outside_package(path: str) -> bool:
