@@ -42,10 +42,8 @@ class SummaryReplay:
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if inherited and dotted == "self.__init__":
             self._keep_base_attributes(summary, actual)
-        if (not own and instance is None) or (inherited and summary.key is not None):
-            key = summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
-            if key[1].endswith(".__init__"):
-                key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
+        key = self._caller_of(summary, dotted, own, instance, inherited)
+        if key is not None:
             self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
         via = f"{summary.name}()"
         if self.dispatching is not None and dotted.startswith("self.") and dotted[5:] in self.dispatching[1]:
@@ -424,7 +422,8 @@ class SummaryReplay:
         carried = {key: frozenset(h for origin, sub in entries for h in actual(origin, sub))
                    for key, entries in summary.parameter_attributes.items()}
         self._built[id(call)] = Instance(summary.methods, kept, handed, summary.locate, summary.name,
-                                         {key: params for key, params in carried.items() if params})
+                                         {key: params for key, params in carried.items() if params},
+                                         key=self._callee_key(summary, summary.name))
 
     def _call_callables(self, call: cst.Call, callables: Callables, args) -> Optional[Value]:
         """A call of a value that is one of this file's classes or functions (`self.placer_class(net)`):
@@ -497,6 +496,25 @@ class SummaryReplay:
                 elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
         return handed
+
+    def _caller_of(self, summary: HelperSummary, dotted: str, own: bool, instance: Optional[Instance],
+                   inherited: bool) -> Optional[Tuple[str, str]]:
+        """(path, name) of the definition whose callers this call counts among (see `calls`); None for a
+        call of this object's own method, or through an object of no known class."""
+        if (not own and instance is None) or (inherited and summary.key is not None):
+            key = self._callee_key(summary, dotted)
+            if key[1].endswith(".__init__"):
+                key = (key[0], key[1][: -len(".__init__")])  # a constructor's callers call its class
+            return key
+        if instance is not None and instance.key is not None and not inherited:
+            # `trainer.resume(model, opt)` on an object of a known class: a caller of `Trainer.resume`
+            return instance.key[0], f"{instance.key[1]}.{dotted.rpartition('.')[2]}"
+        return None
+
+    def _callee_key(self, summary: HelperSummary, dotted: str) -> Tuple[str, str]:
+        """(path, name) of what a call calls, as its callee side names its arrivals: another module's
+        definition by its summary's key, one of this file by the name it is called through."""
+        return summary.key or (os.path.abspath(self.path) if self.path else "", dotted)
 
     def _placed_before(self, summary: HelperSummary, actual) -> FrozenSet[Tuple[str, str, str]]:
         """The callee's placements of its arguments that this scope had already made on what it passes:

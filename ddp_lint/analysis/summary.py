@@ -23,6 +23,8 @@ class Instance(NamedTuple):
     # The other classes the object may be (a factory that returns one of several classes' objects): a
     # method call does what any of them does.
     others: Tuple["Instance", ...] = ()
+    # (path, class) of its class, as the callee side names a method's callers ((path, "Class.method")).
+    key: Optional[Tuple[str, str]] = None
 
 
 class Part(NamedTuple):

@@ -227,12 +227,16 @@ class ProjectIndex:
         (see ScopeWalker.calls). A module is analysed only when its text names the callee and imports
         it; None when the tree is too large to search (every caller is then unknown)."""
         path, name = key
-        if not name or "." in name:
-            return []  # a method: calls through other objects are not followed
+        if not name or name.count(".") > 1:
+            return []  # a nested definition: not reached from other modules
         files = self._tree_files(package_root(path)[0])
         if files is None:
             return None
-        token = re.compile(r"\b%s\s*\(" % re.escape(name))
+        # a method is called through objects of its class (`trainer.resume(...)`); its class is what
+        # a caller imports
+        imported, _, method = name.partition(".")
+        called = method or name
+        token = re.compile(r"\.\s*%s\s*\(" % re.escape(called) if method else r"\b%s\s*\(" % re.escape(called))
         module = package_root(path)[1].rsplit(".", 1)[-1]
         facts = []
         for candidate in files:
@@ -240,12 +244,18 @@ class ProjectIndex:
                 continue  # the callee's own file: its analysis has them
             text = self._peek(candidate)
             # the substring first: a pattern that opens with `\b` is tried at every position
-            if text is None or name not in text or not token.search(text):
+            if text is None or called not in text or not token.search(text):
                 continue
             # it must import the name or its module (`from loop import train`, `import loop`)
-            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
+            if not any(part in (imported, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
                 continue
-            facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
+            calls = self._calls_in(candidate)
+            found = [fact for fact in calls if fact[0] == key]
+            # a call through an object the analysis does not know (of this class or of another that has
+            # a method of that name) is a caller unknown
+            if method and sum(1 for fact in calls if fact[0][1].endswith(f".{method}")) < _object_calls(text, token):
+                return None
+            facts.extend(found)
         return facts
 
     def _tree_files(self, top: str) -> Optional[List[str]]:
@@ -577,6 +587,21 @@ class ProjectIndex:
             known = self._hierarchies[key] = (names, read)
         self.consulted |= known[1]
         return known
+
+
+def _object_calls(text: str, token: "re.Pattern[str]") -> int:
+    """How many calls of a method the code makes through another object than its own (`self.m()` and
+    `super().m()` are the class's own calls); comments and strings do not count."""
+    from ..prefilter import code_only
+
+    code = code_only(text)
+    code = text if code is None else code
+    return sum(1 for match in token.finditer(code)
+               if not _OWN_RECEIVER.fullmatch(code[max(0, match.start() - 16):match.start()].rstrip()[-8:]))
+
+
+# the receiver that ends where a method call's dot starts
+_OWN_RECEIVER = re.compile(r"(?:.*\W)?(?:self|super\(\))", re.DOTALL)
 
 
 def _text_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
