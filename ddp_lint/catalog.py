@@ -211,6 +211,9 @@ HOLDER_TERMINALS: Dict[str, str] = {
 # Holders that keep a deep copy of the model, not its parameters: a later wrap that shares the
 # parameters cannot touch the copy (timm documents that its EMA is built before DDP), though a later
 # move still leaves the copy behind.
+# Calls that return objects unpickled from a file: modules with parameters of their own, whatever
+# object was saved (`model = torch.load(path)` after an optimizer was built on `model` replaces it).
+UNPICKLING_CALLS: FrozenSet[str] = frozenset({"torch.load"})
 COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEmaV3", "AveragedModel"})
 # A copying holder given this keyword puts its copy there itself: a later move of the model does not
 # strand it (`AveragedModel(model, device=device)`, timm's `ModelEmaV2(model, device=...)`).
@@ -802,7 +805,7 @@ class Catalog:
         """What a file's text must contain for any rule to fire (see `Prefilter`).
 
         Every placement is a method call, a call of a cataloged function, `copy.deepcopy`, an
-        `assign=True` load or a module assigned to an attribute; every holder is a cataloged name or a
+        unpickling call (`torch.load`), an `assign=True` load or a module assigned to an attribute; every holder is a cataloged name or a
         call whose name has `optim` in it (not `optimize`/`optimization`). Canonical-order wrappers
         count only when the info rule that reports them is selected.
 
@@ -822,6 +825,9 @@ class Catalog:
                 *(r"%s\s*=(?!=)" % keyword for keyword, _ in KEYWORD_REPLACEMENTS.values()),
                 # `model.fc = nn.Linear(...)`, possibly parenthesised or annotated (on one line)
                 r"\.%s\w+%s(?::[^=\n]*)?=%s(?:\(%s)*(?:\w+%s\.%s)*[A-Z]\w*%s\(" % (gap, gap, gap, gap, gap, gap, gap),
+                # `model = torch.load(path)`: the name rebound to an unpickled object (literal first, then
+                # the character before it, so the scan skips to each occurrence)
+                *(r"%s(?<!\w%s)%s\(" % (name, name, gap) for name in sorted({c.rsplit(".", 1)[-1] for c in UNPICKLING_CALLS})),
                 # ... or through a lower-case alias of a torch.nn class
                 r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
             ),

@@ -14,8 +14,9 @@ Three stages, cheapest first, each sound (a file it rejects has no finding for t
    for the files that got this far (`ast.parse` costs a fraction of a LibCST parse).
 
 Why these conditions suffice: every finding comes from a placement event (a method placement call, a
-cataloged placement call, `copy.deepcopy`, a `load_state_dict(..., assign=True)`, a submodule
-reassigned with a torch.nn class, or a helper's replay of one of these, which is in the same file)
+cataloged placement call, `copy.deepcopy`, an unpickling call (`torch.load`), a
+`load_state_dict(..., assign=True)`, a submodule reassigned with a torch.nn class, or a helper's
+replay of one of these, which is in the same file)
 and, except the sync-wrapper rules, a holder event (a call of a cataloged holder, or of a name that
 reads like an optimizer factory). `tests/test_prefilter.py`, the fixtures and the hypothesis programs
 check each stage on every source with a finding.
@@ -343,7 +344,7 @@ class _Unit:
                         self.holder = True  # convert-after-wrap and discarded-wrapper need no optimizer
                     if cat.counts_for_prefilter(found, with_wraps):
                         self.placement = True
-                elif qualified.rsplit(".", 1)[-1] == "deepcopy":
+                elif qualified.rsplit(".", 1)[-1] == "deepcopy" or qualified in cat.UNPICKLING_CALLS:
                     self.placement = True
 
 

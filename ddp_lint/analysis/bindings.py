@@ -159,10 +159,8 @@ class BindingWalker:
             # `optimizer = Wrapper(optimizer)`, `type(optimizer)(...)` on what this function was handed: it
             # owns that object's order from here (see HelperSummary.handled)
             self._note_handled(self._site(value_node), (Value(handle=old.handle),))
-        if value.copy_of is not None and old is not None and old.handle.obj == value.copy_of.obj:
-            # `model = copy.deepcopy(model)`: the name now means a copy with new parameters.
-            self._emit(PlacementEvent(self._site(value_node or target), value.copy_of, cat.REPLACE, value.copy_label,
-                                      operation=value.copy_operation, rebinds_name=True))
+        if old is not None:
+            self._note_replaced_name(old, value, value_node or target)
         if old is not None and value.holders:
             for previous in old.holders:
                 if previous.arrives and self._only_when_absent(key, previous):
@@ -214,6 +212,17 @@ class BindingWalker:
             root.visit(names)
             counts = self._name_counts[id(root)] = names.counts
         return counts[key] == 1
+
+    def _note_replaced_name(self, old: Binding, value: Value, node: cst.CSTNode) -> None:
+        """`model = copy.deepcopy(model)`, `model = torch.load(path)`: the name now means another object
+        with parameters of its own (unpickling makes new ones, whatever object was saved)."""
+        if value.copy_of is not None and old.handle.obj == value.copy_of.obj:
+            self._emit(PlacementEvent(self._site(node), value.copy_of, cat.REPLACE, value.copy_label,
+                                      operation=value.copy_operation, rebinds_name=True))
+            return
+        callee = dotted_name(node.func) if isinstance(node, cst.Call) else None
+        if callee is not None and self.imports.qualify(callee) in cat.UNPICKLING_CALLS and not old.holders:
+            self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, f"{callee}()", rebinds_name=True))
 
     def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
         """What each of `count` names unpacking `value` gets."""
