@@ -191,7 +191,8 @@ class BindingWalker:
                 self.scope.names[id(holder)] = f"{key}.{holder.attribute}" if holder.attribute else key
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
-                                  value.device_of, value.state_of, cpu=is_cpu_device(value_node), wrapper=value.wrapper))
+                                  value.device_of, value.state_of, cpu=is_cpu_device(value_node), wrapper=value.wrapper,
+                                  strings=value.strings))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -337,7 +338,8 @@ class BindingWalker:
             fields = []
         callables = callables_in(node, self._defined_callables) if isinstance(node, cst.Dict) else frozenset()
         return Value(params=params, xla=xla, members=members, fields=tuple(fields), callables=callables,
-                     holders=unique_holders(holders) if container else (), makes=any_maker(makers))
+                     holders=unique_holders(holders) if container else (), makes=any_maker(makers),
+                     strings=_literal_strings(node) if container else frozenset())
 
     def _eval_subscript(self, node: cst.Subscript) -> Value:
         """`net.blocks[i]` is (part of) `net.blocks`; `parts[0]` is one of the modules in `parts`."""
@@ -633,3 +635,12 @@ class _Names(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.counts[node.value] += 1
+
+
+def _literal_strings(node: cst.BaseExpression) -> FrozenSet[str]:
+    """The strings of a list, tuple or set display made of string literals only (none otherwise)."""
+    if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or not node.elements:
+        return frozenset()
+    found = [element.value.evaluated_value if isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString)
+             else None for element in node.elements]
+    return frozenset(found) if all(isinstance(text, str) for text in found) else frozenset()

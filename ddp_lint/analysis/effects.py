@@ -441,14 +441,24 @@ class EffectWalker:
         it keeps still moves with the object)."""
         args = call.args
         if (len(args) != 3 or any(arg.keyword is not None or arg.star for arg in args)
-                or dotted_name(args[0].value) != "self" or "self" in self.env):
+                or dotted_name(args[0].value) != "self" or self._rebound_self()):
             return False
         name = args[1].value
         attribute = literal_key(name)
-        if attribute is None or not attribute.isidentifier():
-            attribute = "_set_" + re.sub(r"\W+", "_", code_text(name)).strip("_")
-        self._bind_target(cst.Attribute(cst.Name("self"), cst.Name(attribute)), self._eval(args[2].value), args[2].value)
+        # a name from a collection of literals (`for name in self.save_names:`) is each of them
+        attributes = [attribute] if attribute is not None else sorted(self._eval(name).strings)
+        attributes = [a for a in attributes if a.isidentifier()] or ["_set_" + re.sub(r"\W+", "_", code_text(name)).strip("_")]
+        value = self._eval(args[2].value)
+        for attribute in attributes:
+            self._bind_target(cst.Attribute(cst.Name("self"), cst.Name(attribute)), value, args[2].value)
         return True
+
+    def _rebound_self(self) -> bool:
+        """Whether `self` names something the code bound (a parameter of a plain function, an
+        assignment), not the object whose method this is (a read of it, `getattr(self, name)`, binds
+        it as a free name)."""
+        binding = self.env.get("self")
+        return binding is not None and binding.handle is not self._free.get("self")
 
     def _check_discarded(self, node: cst.BaseExpression, value: Value) -> None:
         if not isinstance(node, cst.Call):

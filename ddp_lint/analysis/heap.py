@@ -52,6 +52,9 @@ class Held:
     # The object is a gradient-synchronizing wrapper (its label), not the module inside it: both share
     # one handle (a wrapper is transparent to placements), and only the wrapper syncs when it trains.
     wrapper: str = ""
+    # The names a collection of string literals holds (`{"act", "cri"}`): a loop over it gives one of
+    # them, and `setattr(self, name, value)` with such a name binds each attribute it may be.
+    strings: FrozenSet[str] = frozenset()
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -104,7 +107,7 @@ def first_handle(handles: FrozenSet[Handle]) -> Optional[Handle]:
 def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
                  members=binding.members, makes=binding.makes, callables=binding.callables,
-                 device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper)
+                 device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper, strings=binding.strings)
 
 
 def element_of(source: Value) -> Value:
@@ -118,8 +121,8 @@ def element_of(source: Value) -> Value:
     if source.members:
         return Value(first_handle(source.members), params=source.params, alts=source.members, element=True)
     if source.handle is not None and not source.holders:
-        return Value(source.handle, params=source.params, alts=source.alts)
-    return Value(params=source.params)
+        return Value(source.handle, params=source.params, alts=source.alts, strings=source.strings)
+    return Value(params=source.params, strings=source.strings)
 
 
 def unique_holders(holders: Iterable[HolderEvent]) -> Tuple[HolderEvent, ...]:
