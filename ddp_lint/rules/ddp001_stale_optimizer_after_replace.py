@@ -4,9 +4,10 @@
 Finds an optimizer (or EMA / ZeroRedundancyOptimizer) built on a model's parameters before an
 operation that replaces those parameters with new objects: FSDP `FullyShardedDataParallel` (default
 `use_orig_params=False`), `fully_shard`, `parallelize_module`, `to_empty` after meta init, a move to
-an XLA device, `load_state_dict(..., assign=True)`, `model = copy.deepcopy(model)`, `weight_norm`,
-`prepare_qat`/`fuse_modules` without `inplace=True`, reassigning a submodule, or any conversion
-under `torch.__future__.set_overwrite_module_params_on_conversion(True)`.
+an XLA device, `load_state_dict(..., assign=True)`, `model = copy.deepcopy(model)`, `model =
+torch.load(path)` (an unpickled module has parameters of its own, also when `setattr` sets it from a
+set of saved names), `weight_norm`, `prepare_qat`/`fuse_modules` without `inplace=True`, reassigning a
+submodule, or any conversion under `torch.__future__.set_overwrite_module_params_on_conversion(True)`.
 
 ## Why is this bad?
 The optimizer keeps references to the old parameter objects. After the replacement the model
@@ -48,11 +49,13 @@ class StaleOptimizerAfterReplace(HolderRule):
         "from torch.distributed.fsdp import fully_shard\nimport torch\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\n",
         "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nema = copy.deepcopy(model)\n",
         "import torch\nwith torch.device('meta'):\n    model = Net()\nfully_shard(model)\nopt = torch.optim.Adam(model.parameters())\nmodel.to_empty(device='cuda')\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nckpt = torch.load(path)\nmodel.load_state_dict(ckpt)\n",
     )
     INVALID = (
         "from torch.distributed.fsdp import fully_shard\nimport torch\nopt = torch.optim.Adam(model.parameters())\nfully_shard(model)\n",
         "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\nopt = torch.optim.Adam(model.parameters())\nmodel = FSDP(model)\n",
         "import copy, torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = copy.deepcopy(model)\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel = torch.load(path)\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to_empty(device='cuda')\n",
         "import torch\nimport torch_xla.core.xla_model as xm\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.to(xm.xla_device())\n",
     )
