@@ -825,9 +825,6 @@ class Catalog:
                 *(r"%s\s*=(?!=)" % keyword for keyword, _ in KEYWORD_REPLACEMENTS.values()),
                 # `model.fc = nn.Linear(...)`, possibly parenthesised or annotated (on one line)
                 r"\.%s\w+%s(?::[^=\n]*)?=%s(?:\(%s)*(?:\w+%s\.%s)*[A-Z]\w*%s\(" % (gap, gap, gap, gap, gap, gap, gap),
-                # `model = torch.load(path)`: the name rebound to an unpickled object (literal first, then
-                # the character before it, so the scan skips to each occurrence)
-                *(r"%s(?<!\w%s)%s\(" % (name, name, gap) for name in sorted({c.rsplit(".", 1)[-1] for c in UNPICKLING_CALLS})),
                 # ... or through a lower-case alias of a torch.nn class
                 r"from[ \t\\]+torch\s*\.\s*nn\b[\w. \t\\]*import\s*(?:\([^)]*|(?:[^;\n\\]|\\[\s\S])*)\bas\b",
             ),
@@ -838,6 +835,12 @@ class Catalog:
                 {name.rsplit(".", 1)[-1] for name in self.holders} | set(self.holder_terminals) | set(OPTIMIZER_NAME_ENDINGS)
             ),
             wrapper_words=tuple(sorted(wrappers)),
+            # `model = torch.load(path)`: the name rebound to an unpickled object, the function called
+            # through its module, an alias of the module, or imported by name
+            unpickling_patterns=tuple(pattern for module, function in sorted(c.rsplit(".", 1) for c in UNPICKLING_CALLS)
+                                      for pattern in (r"%s%s\.%s%s%s\(" % (module, gap, gap, function, gap),
+                                                      r"import[ \t]+%s[ \t]+as\b" % module,
+                                                      r"from[ \t]+%s[ \t]+import\b[^\n]*\b%s\b" % (module, function))),
         )
 
 
@@ -871,6 +874,10 @@ class Prefilter:
     holder_pattern: str
     holder_words: Tuple[str, ...]
     wrapper_words: Tuple[str, ...]
+    # Placements by a call that unpickles, counted apart: the project stage asks a file for a half of its
+    # own beyond them (a conversion script's `checkpoint = torch.load(path)` is everywhere and replaces
+    # nothing; the tree stage tells the two apart where a file is parsed).
+    unpickling_patterns: Tuple[str, ...] = ()
 
 
 DEFAULT_CATALOG = Catalog()

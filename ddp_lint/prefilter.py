@@ -37,7 +37,8 @@ def _text_spec(catalog: cat.Catalog, with_wraps: bool):
     spec = catalog.prefilter(with_wraps)
     placements = [re.compile(p) for p in spec.placement_patterns]
     words = _any_of(spec.holder_words + spec.wrapper_words)
-    return placements, re.compile(spec.holder_pattern), words, _any_of(spec.placement_words)
+    unpickling = [re.compile(p) for p in spec.unpickling_patterns]
+    return placements, re.compile(spec.holder_pattern), words, _any_of(spec.placement_words), unpickling
 
 
 def _any_of(words: Iterable[str]) -> "re.Pattern[str]":
@@ -57,15 +58,16 @@ def text_could_match(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with
     return _has_holder(text, catalog, with_wraps) and _has_placement(text, catalog, with_wraps)
 
 
-def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True) -> Tuple[bool, bool]:
+def token_halves(text: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True,
+                 unpickling: bool = True) -> Tuple[bool, bool]:
     """The text stage's two questions apart: (a holder or sync-wrapper token, a placement token). The
     project index asks them of the modules a file imports, which may supply the half it lacks."""
-    return _has_holder(text, catalog, with_wraps), _has_placement(text, catalog, with_wraps)
+    return _has_holder(text, catalog, with_wraps), _has_placement(text, catalog, with_wraps, unpickling)
 
 
 def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
     def ask() -> bool:
-        _, holder, holder_or_wrapper_word, _ = _text_spec(catalog, with_wraps)
+        _, holder, holder_or_wrapper_word, _, _ = _text_spec(catalog, with_wraps)
         return bool(
             # the generic name ignores case; `lower()` only for the rare text that spells it in mixed case
             (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
@@ -76,12 +78,17 @@ def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
     return _remembered(text, ("holder", id(catalog), with_wraps), ask)
 
 
-def _has_placement(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
+def _has_placement(text: str, catalog: cat.Catalog, with_wraps: bool, unpickling: bool = True) -> bool:
+    """`unpickling=False`: a placement token other than an unpickling call's (the project stage's own half)."""
     def ask() -> bool:
-        placements, _, _, placement_word = _text_spec(catalog, with_wraps)
+        placements, _, _, placement_word, _ = _text_spec(catalog, with_wraps)
         return placement_word.search(text) is not None or any(p.search(text) for p in placements)
 
-    return _remembered(text, ("placement", id(catalog), with_wraps), ask)
+    def ask_unpickling() -> bool:
+        return any(p.search(text) for p in _text_spec(catalog, with_wraps)[4])
+
+    return (_remembered(text, ("placement", id(catalog), with_wraps), ask)
+            or (unpickling and _remembered(text, ("unpickling", id(catalog), with_wraps), ask_unpickling)))
 
 
 # What the stages found in the last few texts: a file the plain stages reject goes on to the project
@@ -285,7 +292,7 @@ class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
     __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "named", "uses_param_groups",
-                 "handed_parameters", "hands_optimizer")
+                 "handed_parameters", "hands_optimizer", "first_seen", "unpickled")
 
     def __init__(self) -> None:
         self.placement = False
@@ -300,8 +307,17 @@ class _Unit:
         self.named: List[str] = []  # dotted names of classes read as values: `optim.AdamW` in `cls = optim.AdamW`
         self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
         self.names: Set[str] = set()
+        self.first_seen: Dict[str, Tuple[int, int]] = {}  # where each name first appears in the unit
+        # `x = torch.load(...)`-like calls whose result is bound: (callee, the name bound or None for an
+        # attribute or `setattr`, where)
+        self.unpickled: List[Tuple[str, Optional[str], Tuple[int, int]]] = []
 
     def decide(self, catalog: cat.Catalog, with_wraps: bool, aliases: Dict[str, Set[str]]) -> None:
+        for callee, name, where in self.unpickled:
+            # a name rebound to an unpickled object replaces what it held: only a name seen before can
+            # have held a module (`checkpoint = torch.load(path)` names a new object, no placement)
+            if not self.placement and (name is None or self.first_seen.get(name, where) < where):
+                self.placement = any(q in cat.UNPICKLING_CALLS for q in _qualified(callee, aliases))
         for callee in self.assigned:
             if not self.placement:
                 self.placement = any(
@@ -344,7 +360,7 @@ class _Unit:
                         self.holder = True  # convert-after-wrap and discarded-wrapper need no optimizer
                     if cat.counts_for_prefilter(found, with_wraps):
                         self.placement = True
-                elif qualified.rsplit(".", 1)[-1] == "deepcopy" or qualified in cat.UNPICKLING_CALLS:
+                elif qualified.rsplit(".", 1)[-1] == "deepcopy":
                     self.placement = True
 
 
@@ -352,6 +368,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
     kind = type(node)
     if kind is ast.Name:
         unit.names.add(node.id)
+        _seen(unit, node.id, node)
     elif kind is ast.Attribute:
         if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
             unit.uses_param_groups = True
@@ -374,6 +391,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             table = _dotted(func.value)
             if table is not None and table.endswith(".__dict__"):
                 unit.arguments.append(table[: -len(".__dict__")])  # `torch.optim.__dict__[name](...)`
+        if dotted == "setattr" and len(node.args) == 3 and type(node.args[2]) is ast.Call:
+            _note_unpickled(unit, node.args[2], (node.args[0],), attribute=True)  # `setattr(self, name, torch.load(p))`
         if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in _BUILTINS:
             unit.handed_parameters = True
         if not unit.hands_optimizer and any(k.arg is not None and _OPTIMIZER_KEYWORD.match(k.arg) for k in node.keywords):
@@ -400,6 +419,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         # string default, which the engine reads as a setting, still counts: looser is sound)
         if not unit.holder and cat.receives_optimizer(node.arg, ast.unparse(node.annotation) if node.annotation else ""):
             unit.holder = True
+        _seen(unit, node.arg, node)
     elif kind is ast.Assign or kind is ast.AnnAssign:
         value = node.value
         targets = node.targets if kind is ast.Assign else (node.target,)
@@ -407,6 +427,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             callee = _dotted(value.func)
             if callee is not None:
                 unit.assigned.append(callee)
+        if type(value) is ast.Call:
+            _note_unpickled(unit, value, targets)
     elif kind is ast.Import:
         for alias in node.names:
             if alias.asname:
@@ -422,6 +444,27 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
+_UNPICKLING_FUNCTIONS = frozenset(name.rsplit(".", 1)[-1] for name in cat.UNPICKLING_CALLS)
+
+
+def _seen(unit: _Unit, name: str, node: ast.AST) -> None:
+    where = (node.lineno, node.col_offset)
+    if where < unit.first_seen.get(name, where + (1,)):
+        unit.first_seen[name] = where
+
+
+def _note_unpickled(unit: _Unit, value: ast.Call, targets, attribute: bool = False) -> None:
+    """`model = torch.load(path)`, `self.actor = torch.load(path)` or `setattr(self, name, torch.load(path))`
+    (`attribute`): a bound result of a call that may unpickle (decided with the imports, in `_Unit.decide`)."""
+    callee = _dotted(value.func)
+    if callee is None or callee.rsplit(".", 1)[-1] not in _UNPICKLING_FUNCTIONS:
+        return
+    for target in targets:
+        where = (target.lineno, target.col_offset)
+        if type(target) is ast.Name and not attribute:
+            unit.unpickled.append((callee, target.id, where))
+        elif type(target) is ast.Attribute or attribute:
+            unit.unpickled.append((callee, None, where))
 _OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
 
 
@@ -480,7 +523,8 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
         return False
     catalog, with_wraps = settings.catalog, wraps_selected(settings)
     raw_holder = _has_holder(text, catalog, with_wraps)  # the text stage's answer, remembered
-    if not raw_holder and not _has_placement(text, catalog, with_wraps):
+    # an unpickling call is no half of the file's own here (see catalog.Prefilter.unpickling_patterns)
+    if not raw_holder and not _has_placement(text, catalog, with_wraps, unpickling=False):
         return False  # most files: neither half even in the raw text
     # The raw text's halves bound its code's from above (the code stage only blanks), so the calls
     # are judged against them first: most files that get this far move a model and call nothing that
@@ -489,7 +533,7 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     if not _halves_meet(raw_holder, True, external):
         return False
     code = _code_of(text)  # the code stage's text: a token in a comment or docstring is no half
-    own_holder, own_placement = token_halves(text if code is None else code, catalog, with_wraps)
+    own_holder, own_placement = token_halves(text if code is None else code, catalog, with_wraps, unpickling=False)
     if not (own_holder or own_placement):
         return False
     if own_holder != raw_holder:
