@@ -222,6 +222,8 @@ def _round_trip_at_every_caller(hit: RuleHit, analysis, project) -> bool:
 
 
 def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:
+    if "." in key[1] and project is None:
+        return False  # a method's callers are found through the tree's code (ProjectIndex.call_facts)
     facts = [(placed, handed) for callee, placed, handed in analysis.calls if callee == key]
     if project is not None:
         elsewhere = project.call_facts(key)

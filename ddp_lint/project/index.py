@@ -232,11 +232,9 @@ class ProjectIndex:
         files = self._tree_files(package_root(path)[0])
         if files is None:
             return None
-        # a method is called through objects of its class (`trainer.resume(...)`); its class is what
-        # a caller imports
-        imported, _, method = name.partition(".")
-        called = method or name
-        token = re.compile(r"\.\s*%s\s*\(" % re.escape(called) if method else r"\b%s\s*\(" % re.escape(called))
+        if "." in name:
+            return self._method_call_facts(key, files)
+        token = re.compile(r"\b%s\s*\(" % re.escape(name))
         module = package_root(path)[1].rsplit(".", 1)[-1]
         facts = []
         for candidate in files:
@@ -244,19 +242,45 @@ class ProjectIndex:
                 continue  # the callee's own file: its analysis has them
             text = self._peek(candidate)
             # the substring first: a pattern that opens with `\b` is tried at every position
-            if text is None or called not in text or not token.search(text):
+            if text is None or name not in text or not token.search(text):
                 continue
             # it must import the name or its module (`from loop import train`, `import loop`)
-            if not any(part in (imported, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
+            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
                 continue
-            calls = self._calls_in(candidate)
-            found = [fact for fact in calls if fact[0] == key]
-            # a call through an object the analysis does not know (of this class or of another that has
-            # a method of that name) is a caller unknown
-            if method and sum(1 for fact in calls if fact[0][1].endswith(f".{method}")) < _object_calls(text, token):
-                return None
-            facts.extend(found)
+            facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
         return facts
+
+    def _method_call_facts(self, key: Tuple[str, str], files: List[str]) -> Optional[List[tuple]]:
+        """A method's callers are the calls through objects of its class, wherever they are made (the
+        callee's own file too). Every `.method(` call of the tree's code must be one the analysis
+        attributes to this class, or to another class that defines a method of that name itself; a call
+        through an object it cannot name, through `self` outside the class (a subclass's), or on an
+        object of a class that inherits the method (perhaps from this one) leaves the callers unknown."""
+        path, name = key
+        owner, _, method = name.partition(".")
+        token = re.compile(r"\.\s*%s\s*\(" % re.escape(method))
+        facts = []
+        for candidate in files:
+            text = self._peek(candidate)
+            if text is None or method not in text:
+                continue
+            through_others, through_self = _object_calls(text, token)
+            if candidate == path:  # the class's own `self.method()` calls are its scope's
+                through_self -= _object_calls(self._class_block(path, owner) or "", token)[1]
+            if not through_others + through_self:
+                continue
+            calls = [fact for fact in self._calls_in(candidate) if fact[0][1].partition(".")[2] == method]
+            if len(calls) < through_others + through_self or not all(
+                    fact[0] == key or self._defines_itself(*fact[0]) for fact in calls):
+                return None
+            facts.extend(fact for fact in calls if fact[0] == key)
+        return facts
+
+    def _defines_itself(self, path: str, name: str) -> bool:
+        """Whether `Class.method` names a method its class defines in its own body."""
+        owner, _, method = name.partition(".")
+        block = self._class_block(path, owner)
+        return block is not None and _method_block(block, method) != ""
 
     def _tree_files(self, top: str) -> Optional[List[str]]:
         if top not in self._trees:
@@ -589,15 +613,16 @@ class ProjectIndex:
         return known
 
 
-def _object_calls(text: str, token: "re.Pattern[str]") -> int:
-    """How many calls of a method the code makes through another object than its own (`self.m()` and
-    `super().m()` are the class's own calls); comments and strings do not count."""
+def _object_calls(text: str, token: "re.Pattern[str]") -> Tuple[int, int]:
+    """How many calls of a method the code makes through another object than its own, and through
+    `self` or `super()`; comments and strings do not count."""
     from ..prefilter import code_only
 
     code = code_only(text)
     code = text if code is None else code
-    return sum(1 for match in token.finditer(code)
-               if not _OWN_RECEIVER.fullmatch(code[max(0, match.start() - 16):match.start()].rstrip()[-8:]))
+    own = [bool(_OWN_RECEIVER.fullmatch(code[max(0, match.start() - 16):match.start()].rstrip()[-8:]))
+           for match in token.finditer(code)]
+    return own.count(False), own.count(True)
 
 
 # the receiver that ends where a method call's dot starts
