@@ -208,12 +208,12 @@ HOLDER_TERMINALS: Dict[str, str] = {
     "configure_optimizers": FACTORY,
 }
 
-# Holders that keep a deep copy of the model, not its parameters: a later wrap that shares the
-# parameters cannot touch the copy (timm documents that its EMA is built before DDP), though a later
-# move still leaves the copy behind.
 # Calls that return objects unpickled from a file: modules with parameters of their own, whatever
 # object was saved (`model = torch.load(path)` after an optimizer was built on `model` replaces it).
 UNPICKLING_CALLS: FrozenSet[str] = frozenset({"torch.load"})
+# Holders that keep a deep copy of the model, not its parameters: a later wrap that shares the
+# parameters cannot touch the copy (timm documents that its EMA is built before DDP), though a later
+# move still leaves the copy behind.
 COPYING_HOLDERS: FrozenSet[str] = frozenset({"ModelEma", "ModelEmaV2", "ModelEmaV3", "AveragedModel"})
 # A copying holder given this keyword puts its copy there itself: a later move of the model does not
 # strand it (`AveragedModel(model, device=device)`, timm's `ModelEmaV2(model, device=...)`).
@@ -805,9 +805,10 @@ class Catalog:
         """What a file's text must contain for any rule to fire (see `Prefilter`).
 
         Every placement is a method call, a call of a cataloged function, `copy.deepcopy`, an
-        unpickling call (`torch.load`), an `assign=True` load or a module assigned to an attribute; every holder is a cataloged name or a
-        call whose name has `optim` in it (not `optimize`/`optimization`). Canonical-order wrappers
-        count only when the info rule that reports them is selected.
+        unpickling call (`torch.load`), an `assign=True` load or a module assigned to an attribute;
+        every holder is a cataloged name or a call whose name has `optim` in it (not
+        `optimize`/`optimization`). Canonical-order wrappers count only when the info rule that
+        reports them is selected.
 
         Python lets whitespace, backslash continuations and (inside brackets) comments sit between any
         two tokens, so the patterns allow them wherever the engine would still see the same call.

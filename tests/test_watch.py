@@ -20,12 +20,21 @@ SEED = "import torch\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), l
 
 
 class _Lines:
-    """A process's stdout, line by line, read in a thread so that waiting for one has a deadline."""
+    """A process's stdout (or stderr), line by line, read in a thread so that waiting for one has a
+    deadline, and so that the process never blocks on a full pipe nobody reads."""
 
     def __init__(self, stream) -> None:
         self.queue: "queue.Queue[str]" = queue.Queue()
         self.seen = []
-        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+        self.reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.reader.start()
+
+    def text(self, timeout: float = 0.0) -> str:
+        """Everything read so far (after waiting up to `timeout` for the stream to end)."""
+        self.reader.join(timeout)
+        while not self.queue.empty():
+            self.seen.append(self.queue.get())
+        return "".join(self.seen)
 
     def _read(self, stream) -> None:
         for line in stream:
@@ -57,7 +66,7 @@ def test_watch_checks_again_after_an_edit_and_stops_cleanly_on_ctrl_c(tmp_path):
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        out = _Lines(process.stdout)
+        out, errors = _Lines(process.stdout), _Lines(process.stderr)
         assert out.wait_for("Starting linter in watch mode...", 60), out.seen
         assert out.wait_for("All checks passed!", 60), out.seen
         # the watcher is started before the first check runs, so one edit after it is always seen
@@ -66,8 +75,12 @@ def test_watch_checks_again_after_an_edit_and_stops_cleanly_on_ctrl_c(tmp_path):
         assert out.wait_for("train.py:3:1: DDP101", 60), out.seen
         assert any(line.startswith("\x1b[2J") for line in out.seen)  # the screen is cleared between runs
         process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=30)
-        stderr = process.stderr.read()
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running 30 s after Ctrl-C; its stderr: {errors.text()[-3000:]!r}; "
+                        f"stdout after the finding: {out.text()[-1000:]!r}")
+        stderr = errors.text(timeout=10)
     finally:
         if process.poll() is None:
             process.kill()
