@@ -56,6 +56,10 @@ class _Lines:
 
 
 @pytest.mark.slow
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_watch_checks_again_after_an_edit_and_stops_cleanly_on_ctrl_c(tmp_path):
     (tmp_path / "train.py").write_text(CLEAN)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
@@ -64,6 +68,9 @@ def test_watch_checks_again_after_an_edit_and_stops_cleanly_on_ctrl_c(tmp_path):
         [sys.executable, "-m", "ddp_lint", "--watch", "--no-cache", "--isolated", "-j", "1", "--output-format",
          "concise", "."],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as a terminal delivers it, however pytest was started: a command run in the background
+        # by a non-interactive shell (`.ci/run &`) starts with SIGINT ignored, and its children inherit that
+        preexec_fn=_interruptible,
     )
     try:
         out, errors = _Lines(process.stdout), _Lines(process.stderr)
