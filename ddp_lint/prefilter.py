@@ -194,7 +194,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
     """
     methods = _method_placements(with_wraps)
     aliases: Dict[str, Set[str]] = {}
-    module_unit = _Unit()
+    module_unit = _Unit(tree, _DEFINITIONS)
     units = [module_unit]
     helpers: Dict[str, List[_Unit]] = {}
     tables: Dict[str, Set[str]] = {}  # `PLACERS = {"gpu": GpuPlacer}`: a name for the definitions it holds
@@ -212,7 +212,7 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
                         if type(inner) in (ast.Name, ast.Attribute):
                             _observe(inner, table, methods, aliases)
         if kind in _DEFINITIONS:
-            unit = _Unit()
+            unit = _Unit(node)
             units.append(unit)
             helpers.setdefault(node.name, []).append(unit)  # a class is joined through calls of its name
             for inner in _walk(node):
@@ -292,9 +292,10 @@ class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
     __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "named", "uses_param_groups",
-                 "handed_parameters", "hands_optimizer", "first_seen", "unpickled")
+                 "handed_parameters", "hands_optimizer", "unpickled", "root", "stop")
 
-    def __init__(self) -> None:
+    def __init__(self, root: Optional[ast.AST] = None, stop: frozenset = frozenset()) -> None:
+        self.root, self.stop = root, stop  # the unit's nodes: `_walk(root, stop)`
         self.placement = False
         self.holder = False
         self.uses_param_groups = False  # reads or writes `x.param_groups`: x is an optimizer
@@ -307,17 +308,25 @@ class _Unit:
         self.named: List[str] = []  # dotted names of classes read as values: `optim.AdamW` in `cls = optim.AdamW`
         self.assigned: List[str] = []  # what `x.attr = Call(...)` calls: a submodule replaced with a torch.nn class
         self.names: Set[str] = set()
-        self.first_seen: Dict[str, Tuple[int, int]] = {}  # where each name first appears in the unit
         # `x = torch.load(...)`-like calls whose result is bound: (callee, the name bound or None for an
         # attribute or `setattr`, where)
         self.unpickled: List[Tuple[str, Optional[str], Tuple[int, int]]] = []
+
+    def _seen_before(self, name: str, where: Tuple[int, int]) -> bool:
+        """Whether `name` appears in the unit (read, bound, a parameter) before `where`. Asked only of
+        a name an unpickling call is bound to, so the unit is walked again rather than every name's
+        place kept while the stage collects."""
+        if self.root is None:
+            return True  # nothing to look in: counted, as looser is sound
+        return any((type(node) is ast.Name and node.id == name or type(node) is ast.arg and node.arg == name)
+                   and (node.lineno, node.col_offset) < where for node in _walk(self.root, self.stop))
 
     def decide(self, catalog: cat.Catalog, with_wraps: bool, aliases: Dict[str, Set[str]]) -> None:
         for callee, name, where in self.unpickled:
             # a name rebound to an unpickled object replaces what it held: only a name seen before can
             # have held a module (`checkpoint = torch.load(path)` names a new object, no placement)
-            if not self.placement and (name is None or self.first_seen.get(name, where) < where):
-                self.placement = any(q in cat.UNPICKLING_CALLS for q in _qualified(callee, aliases))
+            if not self.placement and any(q in cat.UNPICKLING_CALLS for q in _qualified(callee, aliases)):
+                self.placement = name is None or self._seen_before(name, where)
         for callee in self.assigned:
             if not self.placement:
                 self.placement = any(
@@ -368,7 +377,6 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
     kind = type(node)
     if kind is ast.Name:
         unit.names.add(node.id)
-        _seen(unit, node.id, node)
     elif kind is ast.Attribute:
         if node.attr in cat.OPTIMIZER_USE_ATTRIBUTES:
             unit.uses_param_groups = True
@@ -419,7 +427,6 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         # string default, which the engine reads as a setting, still counts: looser is sound)
         if not unit.holder and cat.receives_optimizer(node.arg, ast.unparse(node.annotation) if node.annotation else ""):
             unit.holder = True
-        _seen(unit, node.arg, node)
     elif kind is ast.Assign or kind is ast.AnnAssign:
         value = node.value
         targets = node.targets if kind is ast.Assign else (node.target,)
@@ -445,12 +452,6 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
 _UNPICKLING_FUNCTIONS = frozenset(name.rsplit(".", 1)[-1] for name in cat.UNPICKLING_CALLS)
-
-
-def _seen(unit: _Unit, name: str, node: ast.AST) -> None:
-    where = (node.lineno, node.col_offset)
-    if where < unit.first_seen.get(name, where + (1,)):
-        unit.first_seen[name] = where
 
 
 def _note_unpickled(unit: _Unit, value: ast.Call, targets, attribute: bool = False) -> None:
@@ -482,7 +483,7 @@ def block_halves(source: str, catalog: cat.Catalog = cat.DEFAULT_CATALOG,
     tree = parse_quietly(source)
     if tree is None:
         return None
-    unit, aliases, methods = _Unit(), {}, _method_placements(with_wraps)
+    unit, aliases, methods = _Unit(tree), {}, _method_placements(with_wraps)
     for node in _walk(tree):
         if type(node) in _OBSERVED:
             _observe(node, unit, methods, aliases)

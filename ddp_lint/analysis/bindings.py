@@ -641,6 +641,5 @@ def _literal_strings(node: cst.BaseExpression) -> FrozenSet[str]:
     """The strings of a list, tuple or set display made of string literals only (none otherwise)."""
     if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or not node.elements:
         return frozenset()
-    found = [element.value.evaluated_value if isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString)
-             else None for element in node.elements]
-    return frozenset(found) if all(isinstance(text, str) for text in found) else frozenset()
+    found = [literal_key(element.value) if isinstance(element, cst.Element) else None for element in node.elements]
+    return frozenset() if None in found else frozenset(found)

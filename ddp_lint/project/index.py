@@ -104,7 +104,7 @@ class ProjectIndex:
     # ----- for the walker ----------------------------------------------------------------------------
     def lookup(self, dotted: str, importer: str):
         """The summary of the function or class that `dotted` (as imported in `importer`) names."""
-        if dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+        if _from_outside(dotted) or _outside_package(importer):
             return None
         found = self.resolver.resolve(dotted, importer)
         if found is None:
@@ -151,7 +151,7 @@ class ProjectIndex:
             head, _, rest = callee.partition(".")
             if _definition_block(text, callee) is not None:
                 where = (path, callee)
-            elif head in imported and not (not imported[head].startswith(".") and imported[head].split(".")[0] in _OUTSIDE):
+            elif head in imported and not _from_outside(imported[head]):
                 where = self._resolve(imported[head] + (f".{rest}" if rest else ""), path)
             else:
                 continue
@@ -218,7 +218,7 @@ class ProjectIndex:
         dotted = _imported_names(text).get(head)
         if dotted is None or dotted.startswith(".") or _definition_block(text, head) is not None:
             return False
-        return dotted.split(".")[0] in _OUTSIDE or self._resolve(dotted + (f".{rest}" if rest else ""), importer) is None
+        return _from_outside(dotted) or self._resolve(dotted + (f".{rest}" if rest else ""), importer) is None
 
     # ----- for the callee side ------------------------------------------------------------------------
     def call_facts(self, key: Tuple[str, str]) -> Optional[List[tuple]]:
@@ -380,7 +380,7 @@ class ProjectIndex:
     def type_alias(self, dotted: str, importer: str):
         """The generic alias `dotted` (as imported in `importer`) stands for, when a module of the
         project defines one (analysis/aliases.py); read from its text, never parsed."""
-        if not dotted or dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+        if not dotted or _from_outside(dotted) or _outside_package(importer):
             return None
         found = self.resolver.resolve(dotted, importer)
         if found is None or not found[1] or "." in found[1]:
@@ -391,7 +391,7 @@ class ProjectIndex:
     def is_plain_class(self, dotted: str, importer: str) -> bool:
         """Whether `dotted` (as imported in `importer`) is a class of the project with no bases (or
         only `object`): read from its header, never parsed."""
-        if not dotted or dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+        if not dotted or _from_outside(dotted) or _outside_package(importer):
             return False
         found = self.resolver.resolve(dotted, importer)
         if found is None or not found[1] or "." in found[1]:
@@ -402,7 +402,7 @@ class ProjectIndex:
     def defines(self, dotted: str, method: str, importer: str) -> Optional[bool]:
         """Whether the project class `dotted` (as imported in `importer`) defines `method` itself, read
         from its text; None when it is no class of the project found."""
-        if dotted.split(".")[0] in _OUTSIDE or _outside_package(importer):
+        if _from_outside(dotted) or _outside_package(importer):
             return None
         found = self.resolver.resolve(dotted, importer)
         if found is None or not found[1]:
@@ -437,7 +437,7 @@ class ProjectIndex:
         for bases in _CLASS_BASES.findall("\n" + text):
             for base in re.split(r"[,\s]+", bases):
                 head = base.split(".")[0]
-                if head in imported and not (not imported[head].startswith(".") and imported[head].split(".")[0] in _OUTSIDE):
+                if head in imported and not _from_outside(imported[head]):
                     dotted = imported[head] + base[len(head):]
                     resolved = self.resolver.resolve(dotted, importer)
                     if resolved is not None and resolved[1] and "." not in resolved[1]:
@@ -454,7 +454,7 @@ class ProjectIndex:
         if _outside_package(importer):
             return found
         imported = {local: dotted for local, dotted in _imported_names(text).items()
-                    if dotted.startswith(".") or dotted.split(".")[0] not in _OUTSIDE}
+                    if not _from_outside(dotted)}
         searched: Dict[str, bool] = {}  # local -> whether it is a module (its attributes are what is called)
         for local, dotted in imported.items():
             resolved = self._resolve(dotted, importer)
@@ -839,6 +839,12 @@ def _find_block(text: str, name: str) -> Optional[str]:
 # Packages the catalog describes: their names are never looked up as project code, even when the
 # checked tree is that package's own source.
 _OUTSIDE = frozenset({"torch", "typing", "os", "sys", "re", "math", "collections", "functools", "itertools"})
+
+
+def _from_outside(dotted: str) -> bool:
+    """Whether a dotted name (as imported: `torch.optim.AdamW`, `.utils.f`) leads outside the project,
+    into what the catalog describes (a relative name never does)."""
+    return dotted.split(".", 1)[0] in _OUTSIDE
 
 
 def _base_names(listed: str) -> List[str]:
