@@ -4,6 +4,10 @@
     python benchmarks/realcode.py                 # fetch the pinned packages, lint, score
     python benchmarks/realcode.py --offline       # reuse benchmarks/_work/realcode/
     python benchmarks/realcode.py --offline --verbose --json out.json
+    python benchmarks/realcode.py --only repositories --mirror DIR --fetch-only   # while labelling
+
+A label file's `spec` is a pinned package (`name==version`) or a repository at one commit
+(`github:owner/name@<40 hex digits>`, linted from the repository's root, as a clone has it).
 
 Each package is fetched as the ecosystem check fetches it (`lint_pypi.fetch`), and its labelled files
 are linted the way a user meets the tool: from the package's top folder (so the project index finds
@@ -33,9 +37,9 @@ REPO_ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO_ROOT))
 
-from lint_pypi import fetch  # noqa: E402  (reused, not copied)
+from lint_pypi import extract, fetch  # noqa: E402  (reused, not copied)
 from realcode_labels import (KINDS, LABELS, TAGS, WORK, LabelError, LabelledFile, Pair,  # noqa: E402
-                             check_text, load)
+                             check_text, load, repository, slug)
 from ddp_lint.rules.table import DEFAULT_SELECT, RULE_TABLE  # noqa: E402
 
 # Which placement kinds each rule's finding can be a report of (a finding of another code on the same
@@ -75,9 +79,81 @@ class Scored:
     false: list[tuple[Finding, str]] = field(default_factory=list)  # finding, why it is false
 
 
+def fetch_repository(spec: str, work: Path, offline: bool, timeout: float, mirror: Path | None) -> Path:
+    """A repository's files at the pinned commit, in `work/src/<slug>/` (its root, as a clone has it):
+    from a local snapshot when `mirror` has one (`<owner>+<name>/` holding a git directory), else
+    downloaded from GitHub's archive of that commit."""
+    owner, name, commit = repository(spec)
+    src = work / "src" / slug(spec)
+    if src.is_dir() and any(src.iterdir()):
+        return src
+    git_dir = _snapshot(mirror / f"{owner}+{name}", commit) if mirror is not None else None
+    if git_dir is not None:
+        _write_python_files(git_dir, commit, src, timeout)
+        return src
+    if offline:
+        raise RuntimeError(f"--offline: {spec} is not in {src}" + (f" nor in {mirror}" if mirror else ""))
+    import urllib.request
+
+    url = f"https://codeload.github.com/{owner}/{name}/tar.gz/{commit}"
+    tarball = work / "downloads" / f"{slug(spec)}.tar.gz"
+    tarball.parent.mkdir(parents=True, exist_ok=True)
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        tarball.write_bytes(response.read())
+    extract(tarball, src)
+    (top,) = list(src.iterdir())  # GitHub's archive holds one folder, `<name>-<commit>/`
+    for child in top.iterdir():
+        child.rename(src / child.name)
+    top.rmdir()
+    return src
+
+
+def _write_python_files(git_dir: Path, commit: str, src: Path, timeout: float) -> None:
+    """The commit's Python files (all the linter reads) written under `src`. A snapshot may lack its
+    largest blobs (data files), which `git archive` refuses, so the files are read one by one."""
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
+                             capture_output=True, timeout=timeout, check=True).stdout.decode("utf-8", "surrogateescape")
+    wanted = []
+    for entry in filter(None, listing.split("\0")):
+        meta, path = entry.split("\t", 1)
+        _, kind, blob = meta.split()
+        if kind == "blob" and path.endswith((".py", ".pyi")) and ".." not in Path(path).parts:
+            wanted.append((blob, path))
+    batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"], input="".join(
+        f"{blob}\n" for blob, _ in wanted).encode(), capture_output=True, timeout=timeout, check=True).stdout
+    at = 0
+    for blob, path in wanted:
+        header_end = batch.index(b"\n", at)
+        header = batch[at:header_end].split()
+        if header[-1] == b"missing":
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        body = batch[header_end + 1 : header_end + 1 + size]
+        at = header_end + 1 + size + 1
+        target = src / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+
+
+def _snapshot(folder: Path, commit: str) -> Path | None:
+    """The git directory under `folder` that has `commit`, or None."""
+    if not folder.is_dir():
+        return None
+    for git_dir in [folder, *sorted(folder.glob("**/.git"))]:
+        found = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"],
+                               capture_output=True)
+        if found.returncode == 0:
+            return git_dir
+    return None
+
+
 def package_root(src: Path, items: list[LabelledFile]) -> Path:
-    """The folder a user would run the tool in: the archive's top folder (an sdist's `name-1.0/`),
-    or the extraction folder itself for a wheel (whose first component is a Python package)."""
+    """The folder a user would run the tool in: a repository's root, the archive's top folder (an
+    sdist's `name-1.0/`), or the extraction folder itself for a wheel (whose first component is a
+    Python package)."""
+    if items and repository(items[0].spec) is not None:
+        return src
     tops = {item.path.split("/", 1)[0] for item in items}
     if len(tops) == 1:
         top = src / tops.pop()
@@ -193,6 +269,12 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0, help="per download / lint, in seconds")
     ap.add_argument("--verbose", action="store_true", help="list every miss and every false finding")
     ap.add_argument("--json", type=Path, help="also write the scores and every match to this file")
+    ap.add_argument("--mirror", type=Path, help="a folder of local repository snapshots (`<owner>+<name>/` "
+                    "holding a git directory) to take pinned commits from before downloading them")
+    ap.add_argument("--only", choices=("packages", "repositories"),
+                    help="score only the label files of packages, or only those of repositories")
+    ap.add_argument("--fetch-only", action="store_true",
+                    help="fetch and check the labelled lines' texts, lint nothing (for labelling before any run)")
     args = ap.parse_args(argv)
 
     by_spec: dict[str, list[LabelledFile]] = defaultdict(list)
@@ -200,7 +282,8 @@ def main(argv=None) -> int:
     for label_file in sorted(args.labels.glob("*.toml")):
         try:
             for item in load(label_file):
-                by_spec[item.spec].append(item)
+                if args.only is None or (repository(item.spec) is None) == (args.only == "packages"):
+                    by_spec[item.spec].append(item)
         except LabelError as exc:
             print(f"ERROR {exc}")
             errors += 1
@@ -210,10 +293,15 @@ def main(argv=None) -> int:
     for spec in sorted(by_spec):
         items = by_spec[spec]
         try:
-            src = fetch(spec, WORK, args.offline, args.timeout)
+            if repository(spec) is not None:
+                src = fetch_repository(spec, WORK, args.offline, args.timeout, args.mirror)
+            else:
+                src = fetch(spec, WORK, args.offline, args.timeout)
             problems = [p for item in items for p in check_text(item, src)]
             if problems:
                 raise RuntimeError("labels do not fit the files: " + "; ".join(problems))
+            if args.fetch_only:
+                continue
             root = package_root(src, items)
             files = sorted({os.path.relpath(src / item.path, root) for item in items})
             data, dt = lint(root, files, args.timeout)
@@ -226,6 +314,9 @@ def main(argv=None) -> int:
         for item in items:
             results.append(match(item, [f for f in findings if f.path == item.path]))
 
+    if args.fetch_only:
+        print(f"{len(by_spec) - errors} of {len(by_spec)} fetched, every labelled line checked; nothing linted")
+        return 2 if errors else 0
     files = len(results)
     positives = sum(r.item.positive for r in results)
     print(f"{files} files ({positives} positive) from {len(by_spec)} packages; "

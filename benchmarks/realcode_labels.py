@@ -10,6 +10,7 @@ runs the linter, so it can be run while labelling. Exit status 0 when every labe
 """
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,8 +119,9 @@ def load(label_file: Path) -> list[LabelledFile]:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise LabelError(f"{label_file.name}: {exc}") from None
     spec = _need(data, "spec", str, label_file.name)
-    if "==" not in spec:
-        raise LabelError(f"{label_file.name}: spec {spec!r} is not pinned (name==version)")
+    if "==" not in spec and repository(spec) is None:
+        raise LabelError(f"{label_file.name}: spec {spec!r} is not pinned (name==version, or "
+                         f"github:owner/name@<the commit's 40 hex digits>)")
     out = []
     for i, entry in enumerate(data.get("files", [])):
         path = _need(entry, "path", str, f"{label_file.name} files[{i}]")
@@ -146,8 +148,17 @@ def load_all(folder: Path = LABELS) -> list[LabelledFile]:
     return files
 
 
+# A repository pinned to one commit: research training code lives in repositories more than in packages.
+REPOSITORY_SPEC = re.compile(r"github:([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)@([0-9a-f]{40})")
+
+
+def repository(spec: str) -> tuple[str, str, str] | None:
+    """(owner, name, commit) of a repository spec, None for a package's."""
+    match = REPOSITORY_SPEC.fullmatch(spec)
+    return match.groups() if match else None
+
+
 def slug(spec: str) -> str:
-    import re
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 

@@ -121,3 +121,52 @@ def test_the_package_root_is_the_sdist_top_folder_or_the_wheel_root(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     assert realcode.package_root(tmp_path, [wheel]) == tmp_path
+
+
+def test_a_repository_is_pinned_to_a_full_commit(tmp_path):
+    label = tmp_path / "x.toml"
+    label.write_text('spec = "github:some-one/train.py@' + "ab12" * 10 + '"\n[[files]]\npath = "a.py"\n'
+                     'positive = false\n', encoding="utf-8")
+    (item,) = load(label)
+    assert realcode.repository(item.spec) == ("some-one", "train.py", "ab12" * 10)
+    label.write_text('spec = "github:some-one/repo@main"\n[[files]]\npath = "a.py"\npositive = false\n', encoding="utf-8")
+    with pytest.raises(LabelError, match="is not pinned"):
+        load(label)
+
+
+@pytest.mark.skipif(not KEPT_ASIDE.exists(), reason="../shared is not beside the checkout")
+def test_no_corpus_repository_is_kept_aside():
+    text = KEPT_ASIDE.read_text(encoding="utf-8")
+    # every owner/name the file mentions (its list, and the paragraph of repositories behind packages)
+    kept = {name.rstrip(".").lower() for name in re.findall(r"[\w.-]+/[\w.-]+", text)}
+    assert len(kept) > 120 and "karpathy/nanogpt" in kept and "allenai/allennlp" in kept
+    ours = {"/".join(realcode.repository(item.spec)[:2]).lower() for item in load_all()
+            if realcode.repository(item.spec) is not None}
+    assert not ours & kept
+
+
+def _git(*args, cwd):
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_repository_comes_from_a_local_snapshot_without_its_missing_blobs(tmp_path):
+    snapshot = tmp_path / "mirror" / "some-one+repo"
+    (snapshot / "src").mkdir(parents=True)
+    (snapshot / "src" / "train.py").write_text("import torch\n", encoding="utf-8")
+    (snapshot / "data.bin").write_bytes(b"\0" * 100)
+    _git("init", "-q", cwd=snapshot)
+    _git("add", ".", cwd=snapshot)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c", cwd=snapshot)
+    commit = _git("rev-parse", "HEAD", cwd=snapshot)
+    blob = _git("rev-parse", "HEAD:data.bin", cwd=snapshot)
+    (snapshot / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a snapshot may lack its largest blobs
+    spec = f"github:some-one/repo@{commit}"
+    src = realcode.fetch_repository(spec, tmp_path / "work", True, 60, tmp_path / "mirror")
+    assert (src / "src" / "train.py").read_text(encoding="utf-8") == "import torch\n"
+    assert not (src / "data.bin").exists()
+    item = LabelledFile(spec, "src/train.py", False, "")
+    assert realcode.package_root(src, [item]) == src
+    with pytest.raises(RuntimeError, match="--offline"):
+        realcode.fetch_repository(spec.replace(commit, "0" * 40), tmp_path / "work", True, 60, tmp_path / "mirror")
