@@ -81,7 +81,8 @@ class Scored:
 
 def fetch_repository(spec: str, work: Path, offline: bool, timeout: float, mirror: Path | None) -> Path:
     """A repository's files at the pinned commit, in `work/src/<slug>/` (its root, as a clone has it):
-    from a local snapshot when `mirror` has one (`<owner>+<name>/` holding a git directory), else
+    from a local snapshot when `mirror` has one (`<owner>+<name>/` holding a git directory, a clone's
+    or a bare one), else
     downloaded from GitHub's archive of that commit."""
     owner, name, commit = repository(spec)
     src = work / "src" / slug(spec)
@@ -140,7 +141,9 @@ def _snapshot(folder: Path, commit: str) -> Path | None:
     """The git directory under `folder` that has `commit`, or None."""
     if not folder.is_dir():
         return None
-    for git_dir in [folder, *sorted(folder.glob("**/.git"))]:
+    # a clone's `.git`, or a bare repository (a folder with `HEAD` and `objects/`) at any depth
+    candidates = [folder, *sorted(folder.glob("**/.git")), *sorted(p.parent for p in folder.glob("**/HEAD"))]
+    for git_dir in dict.fromkeys(c for c in candidates if (c / "objects").is_dir()):
         found = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"],
                                capture_output=True)
         if found.returncode == 0:

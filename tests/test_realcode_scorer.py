@@ -170,3 +170,17 @@ def test_a_repository_comes_from_a_local_snapshot_without_its_missing_blobs(tmp_
     assert realcode.package_root(src, [item]) == src
     with pytest.raises(RuntimeError, match="--offline"):
         realcode.fetch_repository(spec.replace(commit, "0" * 40), tmp_path / "work", True, 60, tmp_path / "mirror")
+
+
+def test_a_repository_comes_from_a_bare_snapshot(tmp_path):
+    clone = tmp_path / "clone"
+    (clone / "pkg").mkdir(parents=True)
+    (clone / "pkg" / "train.py").write_text("opt = None\n", encoding="utf-8")
+    _git("init", "-q", cwd=clone)
+    _git("add", ".", cwd=clone)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c", cwd=clone)
+    commit = _git("rev-parse", "HEAD", cwd=clone)
+    (tmp_path / "mirror" / "some-one+repo").mkdir(parents=True)
+    _git("clone", "-q", "--bare", str(clone), str(tmp_path / "mirror" / "some-one+repo" / "repo"), cwd=tmp_path)
+    src = realcode.fetch_repository(f"github:some-one/repo@{commit}", tmp_path / "work", True, 60, tmp_path / "mirror")
+    assert (src / "pkg" / "train.py").read_text(encoding="utf-8") == "opt = None\n"
