@@ -443,9 +443,10 @@ SELF_RETURNING_METHODS: FrozenSet[str] = frozenset(
     "to cuda cpu xpu mps half float double bfloat16 type train eval requires_grad_ to_empty share_memory apply".split()
 )
 
-# Calls handed the model and the optimizer together; they remap or wrap the optimizer themselves.
+# Calls handed the model and the optimizer together; they remap or wrap the optimizer themselves
+# (accelerate's `prepare`, Fabric's `setup`, DeepSpeed's `initialize`, ColossalAI's `Booster.boost`).
 MANAGED_TERMINALS: FrozenSet[str] = frozenset(
-    "prepare setup initialize prepare_model_and_optimizer setup_optimizers".split()
+    "prepare setup initialize prepare_model_and_optimizer setup_optimizers boost".split()
 )
 
 # What an optimizer is used for: a call or a parameter known as an optimizer by its name alone

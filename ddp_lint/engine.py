@@ -19,7 +19,7 @@ from .analysis.module import analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .analysis.replay import placement_signature
-from .analysis.summary import NONE_HANDED
+from .analysis.summary import MANAGED_HANDED, NONE_HANDED
 from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read
@@ -234,7 +234,7 @@ def _callers_harmless(key, var: Optional[str], signature, analysis, project, dep
         return False
     for placed, handed in facts:
         passed = handed.get(var) if var else None
-        if signature in placed or passed == NONE_HANDED:
+        if signature in placed or passed in (NONE_HANDED, MANAGED_HANDED):
             continue
         if (isinstance(passed, tuple) and depth < 3
                 and _callers_harmless(passed[1], passed[2], signature, analysis, project, depth + 1)):

@@ -192,7 +192,7 @@ class BindingWalker:
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
                                   value.device_of, value.state_of, cpu=is_cpu_device(value_node), wrapper=value.wrapper,
-                                  strings=value.strings))
+                                  strings=value.strings, managed=value.managed))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -236,7 +236,7 @@ class BindingWalker:
         return [
             Value(params=value.params, holders=value.holders if i == 0 else (), members=value.members,
                   handle=value.handle if value.element else None, alts=value.alts if value.element else frozenset(),
-                  element=value.element, state_of=value.state_of)
+                  element=value.element, state_of=value.state_of, managed=value.managed)
             for i in range(count)
         ]
 
@@ -362,7 +362,8 @@ class BindingWalker:
         if inner.state_of:
             return Value(state_of=inner.state_of)  # `optimizer.state[p]`, `state["exp_avg"]`
         if inner.handle is not None and not inner.holders:
-            return Value(inner.handle, params=inner.params, alts=inner.alts, device_of=inner.device_of)
+            return Value(inner.handle, params=inner.params, alts=inner.alts, device_of=inner.device_of,
+                         managed=inner.managed)  # `boosted[0]` of a managed call's tuple is the library's too
         return Value(params=inner.params, device_of=inner.device_of)  # `batch[:, 0]` is where `batch` is
 
     def _eval_comprehension(self, node) -> Value:

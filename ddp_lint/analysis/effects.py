@@ -61,7 +61,19 @@ class EffectWalker:
             return built
         if dotted is not None and dotted in self.env and self.env[dotted].holder is None and not library_call:
             self._emit(ForwardEvent(self._site(call), self.env[dotted].handle))
-        self._training_handoff(call, dotted, args)
+        managed = any(value.holders for _, value in args) and dotted is not None and self.catalog.is_managed(
+            self._qualify(dotted) or dotted)
+        if not managed:
+            self._training_handoff(call, args)
+        value = self._call_effect(call, dotted, receiver, method, library_call, args)
+        # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`)
+        return dataclasses.replace(value, managed=True) if managed else value
+
+    def _call_effect(self, call: cst.Call, dotted: Optional[str], receiver: Value, method: Optional[str],
+                     library_call: bool, args) -> Value:
+        """What a call does once its arguments are known: a replayed summary, the catalog's effect, a
+        method's, or a container's value."""
+        func = call.func
         qualified = self._qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
@@ -145,13 +157,11 @@ class EffectWalker:
             params = params | frozenset({h for h in given if MODEL_NAME.search(h.text)} or given)
         return Value(params=params, xla=xla, device_of=_kept_place(receiver, args, method))
 
-    def _training_handoff(self, call: cst.Call, dotted: Optional[str], args) -> None:
+    def _training_handoff(self, call: cst.Call, args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
         through that module (a call handed only the module may just log or save it). Calls that
         manage the pair themselves (`accelerator.prepare`) are not training."""
         if not any(value.holders for _, value in args):
-            return
-        if dotted is not None and self.catalog.is_managed(self._qualify(dotted) or dotted):
             return
         for arg, value in args:
             name = dotted_name(arg.value)
@@ -183,7 +193,7 @@ class EffectWalker:
             self._note_handled(self._site(call), (value for _, value in args))
             if held:
                 self._emit(ManagedEvent(self._site(call), held, qualified))
-                return Value()
+                return Value(managed=True)
         placement = self.catalog.call_placement(qualified) if is_function else None
         if placement is not None and args and args[0][1].handle is None and not args[0][1].holders:
             # `auto_model(resnet18())`: placed before it has a name, like `Net().cuda()`

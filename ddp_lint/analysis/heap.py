@@ -55,6 +55,9 @@ class Held:
     # The names a collection of string literals holds (`{"act", "cri"}`): a loop over it gives one of
     # them, and `setattr(self, name, value)` with such a name binds each attribute it may be.
     strings: FrozenSet[str] = frozenset()
+    # What a managed call returned (`model, opt = accelerator.prepare(model, opt)`): the library placed
+    # the model and remapped the optimizer itself, so the pair's order is its own (see replay._handed).
+    managed: bool = False
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -107,7 +110,8 @@ def first_handle(handles: FrozenSet[Handle]) -> Optional[Handle]:
 def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
                  members=binding.members, makes=binding.makes, callables=binding.callables,
-                 device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper, strings=binding.strings)
+                 device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper, strings=binding.strings,
+                 managed=binding.managed)
 
 
 def element_of(source: Value) -> Value:
@@ -145,6 +149,7 @@ def join_values(values: Sequence[Value]) -> Value:
         device_of=_same_device(value.device_of for value in values),
         state_of=frozenset().union(*(value.state_of for value in values)),
         makes=any_maker(value.makes for value in values),
+        managed=all(value.managed for value in values),
     )
 
 
@@ -167,6 +172,7 @@ def join_bindings(bindings: Sequence[Binding]) -> Binding:
         device_of=_same_device(b.device_of for b in bindings),
         state_of=frozenset().union(*(b.state_of for b in bindings)),
         makes=any_maker(b.makes for b in bindings),
+        managed=all(b.managed for b in bindings),
     )
 
 

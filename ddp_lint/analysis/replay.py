@@ -14,7 +14,7 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
-from .summary import Handling, HelperSummary, Instance, NONE_HANDED
+from .summary import Handling, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED
 
 
 class SummaryReplay:
@@ -475,8 +475,9 @@ class SummaryReplay:
     def _handed(self, summary: HelperSummary, call: cst.Call, positional: List[Value],
                 keywords: Dict[str, Value]) -> Dict[str, object]:
         """What this call hands each parameter that may receive an optimizer, for the callee side: NONE
-        (a literal `None` or falsy, or a falsy default left as it is), or ("arrived", the key and the
-        name of this function's own parameter it forwards), or nothing said."""
+        (a literal `None` or falsy, or a falsy default left as it is), MANAGED (what a managed call
+        returned), or ("arrived", the key and the name of this function's own parameter it forwards),
+        or nothing said."""
         handed: Dict[str, object] = {}
         spread = any(arg.star for arg in call.args)
         for index, name in enumerate(summary.param_names):
@@ -493,6 +494,8 @@ class SummaryReplay:
                 origin = self.origins.get(value.handle.obj) if value.handle is not None else None
                 if arrived is not None:
                     handed[name] = ("arrived", arrived.arrives_key, arrived.var)
+                elif value.managed:
+                    handed[name] = MANAGED_HANDED
                 elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
         return handed

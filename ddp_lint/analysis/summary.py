@@ -10,6 +10,7 @@ from .events import Handle, HolderEvent, PlacementEvent, Site
 from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
+MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
 
 class Instance(NamedTuple):
     """An object built from a summarised class."""
