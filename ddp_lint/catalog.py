@@ -696,6 +696,9 @@ COLLECTING_METHODS: FrozenSet[str] = frozenset({"append", "extend", "add", "inse
 
 # Module-attribute segments that are transparent handles of the same module (`ddp.module`).
 TRANSPARENT_ATTRIBUTES: FrozenSet[str] = frozenset({"module", "_orig_mod"})
+# Attributes only a tensor has (a module has neither): what they hold is a tensor, whose move or cast is a
+# new tensor (see TENSOR_COPY_METHODS), never the module's.
+TENSOR_ATTRIBUTES: FrozenSet[str] = frozenset({"data", "grad"})
 
 # `.to()` arguments that make the move a parameter replacement (new objects), and no-op devices.
 REPLACING_DEVICE_MARKERS: Tuple[str, ...] = ("xla", "lazy")

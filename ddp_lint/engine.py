@@ -7,6 +7,7 @@ or any front end."""
 from __future__ import annotations
 
 import gc
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, List, Mapping, Optional, Union
@@ -165,16 +166,18 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         return LineNumber(ensure_positions()[node].start.line)
 
     hits: List[RuleHit] = []
+    scope_of = {}
     for scope in analysis.scopes:
         stories = list(holder_stories(scope))
         scope_hits = [hit for code in codes for hit in RULES[code].check(scope, stories, line_of)]
+        scope_of.update((id(hit), scope) for hit in scope_hits)
         by_story = {(id(h.story), h.code) for h in scope_hits if h.story is not None}
         hits.extend(
             h for h in scope_hits
             if h.story is None or not any((id(h.story), c) in by_story for c in RULES[h.code].superseded_by)
         )
     hits = _once_per_dispatch(hits)
-    hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, analysis, project)]
+    hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, scope_of[id(hit)], analysis, project, path)]
     if not hits:
         return []
     followed = kinds_read(codes)  # the placements a fix must follow: those a selected rule reads
@@ -205,20 +208,39 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
     return findings
 
 
-def _round_trip_at_every_caller(hit: RuleHit, analysis, project) -> bool:
+def _round_trip_at_every_caller(hit: RuleHit, scope, analysis, project, path: str) -> bool:
     """The callee side stays quiet when every call of the function in the tree is harmless: it had
     already placed the model there (the move here is then a no-op), it hands no optimizer (`None`), or
     it forwards its own caller's optimizer and every call of it is harmless in turn (a subclass's
     `super().__init__(model, optimizer)`). A function no caller in the tree calls is an API whose callers
-    are elsewhere, and is reported."""
+    are elsewhere, and is reported. A move in a class's method other than its constructor asks that
+    method's callers (`solver.fit()` after the model handed to `Solver(model, ...)` was moved there): so
+    does a move after the wrap (the wrapper's hooks stay when nothing moves)."""
     story = hit.story
-    if story is None or not story.holder.arrives:
-        return False
-    step = next((s for s in story.steps if s.placement.site.statement is hit.node), None)
-    if step is None:
-        return False
-    return _callers_harmless(story.holder.arrives_key, story.holder.var, placement_signature(step.placement),
-                             analysis, project, 0)
+    if story is not None:
+        # reported at the move (the callee side), or at the holder's own line for each move after it
+        placements = [s.placement for s in story.steps if _statement(s.placement.site) is hit.node] or (
+            [s.placement for s in story.steps] if _statement(story.holder.site) is hit.node else [])
+    elif len(hit.placements) == 2 and hit.placements[0].ddp and hit.placements[1].kind == cat.MOVE:
+        placements = [hit.placements[1]]  # a move after the wrap
+    else:
+        placements = []
+    return bool(placements) and all(_harmless_placement(story, placement, scope, analysis, project, path)
+                                    for placement in placements)
+
+
+def _statement(site) -> Optional[cst.CSTNode]:
+    return site.chain[-1] if site.chain else None  # a base class's method known from the catalog has none
+
+
+def _harmless_placement(story, placement, scope, analysis, project, path: str) -> bool:
+    method = placement.site.function
+    if scope.class_name is not None and method is not None and method.name.value != "__init__":
+        key = (os.path.abspath(path) if path else "", f"{scope.class_name}.{method.name.value}")
+        if _callers_harmless(key, None, placement_signature(placement), analysis, project, 0):
+            return True
+    return story is not None and story.holder.arrives and _callers_harmless(
+        story.holder.arrives_key, story.holder.var, placement_signature(placement), analysis, project, 0)
 
 
 def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:

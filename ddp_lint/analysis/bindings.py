@@ -105,19 +105,15 @@ class BindingWalker:
         """Every object `a.b.c` may be: one per object its root name may hold."""
         key, rest = self._split(dotted)
         if key not in self.env and key.startswith("self."):
-            read = self._property_read(key[5:])
-            if read is not None:  # `self.inner_model.plm` of a property returning `self.model`
-                return tuple(Handle(h.obj, h.sub, dotted) for h in self._resolve_all(".".join((read,) + rest)))
+            reads = self._property_read(key[5:])
+            if reads:  # `self.inner_model.plm` of a property returning `self.model` (or a list of them)
+                return tuple(Handle(h.obj, h.sub, dotted) for read in reads for h in self._resolve_all(".".join((read,) + rest)))
         binding = self._binding(key)
         sub = tuple(part for part in rest if part not in cat.TRANSPARENT_ATTRIBUTES) if rest else ()
         base = binding.handle
         if not binding.alts and not binding.element:
-            kept = self._instances[base.obj].attributes.get(f"self.{sub[0]}") if sub and base.obj in self._instances else None
-            if kept:
-                # `trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`;
-                # it is also a part of the object that keeps it (a wrapper module's parameters are its
-                # children's: an optimizer on `wrapper.parameters()` holds `wrapper.head`'s)
-                return tuple(Handle(h.obj, h.sub + sub[1:], dotted) for h in kept) + (Handle(base.obj, base.sub + sub, dotted),)
+            if sub and base.obj in self._instances:
+                return self.kept_parts(base, sub, dotted)
             return (base if not sub and base.text == dotted else Handle(base.obj, base.sub + sub, dotted),)
         bases = (base,) + tuple(sorted(binding.alts - {base}, key=handle_key))
         if binding.element:  # a loop's module is named as its container named it
@@ -197,9 +193,30 @@ class BindingWalker:
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
 
-    def _property_read(self, name: str) -> Optional[str]:
+    def kept_parts(self, base: Handle, sub: Tuple[str, ...], text: Optional[str], depth: int = 0) -> Tuple[Handle, ...]:
+        """`trainer.net` of `trainer = Trainer(net, ...)` whose `__init__` keeps `self.net = net`: the
+        caller's `net`, and through objects an object keeps (`algorithm.trainer.policy`) or a property
+        of their class (`trainer.networks` returning `[self.policy, self.qf]`). It is also a part of
+        the object that keeps it (a wrapper module's parameters are its children's: an optimizer on
+        `wrapper.parameters()` holds `wrapper.head`'s). `text` None: each object named as it was kept."""
+        own = Handle(base.obj, base.sub + sub, base.text if text is None else text)
+        instance = self._instances.get(base.obj) if sub and not base.sub and depth < 4 else None
+        if instance is None:
+            return (own,)
+        kept = instance.attributes.get(f"self.{sub[0]}", ())
+        if not kept:
+            read = instance.methods(sub[0])
+            if read is not None and read.reads_as_attribute:
+                parts = (read.returns_self,) if read.returns_self is not None else read.returns_self_members
+                kept = tuple(h for part in parts if not part.sub
+                             for h in instance.attributes.get(part.origin.key, ()))
+        if not kept:
+            return (own,)
+        return tuple(h for k in kept for h in self.kept_parts(k, sub[1:], text, depth + 1)) + (own,)
+
+    def _property_read(self, name: str) -> Tuple[str, ...]:
         lookup = getattr(self.method_helpers, "property_read", None)
-        return lookup(name) if lookup is not None else None
+        return lookup(name) if lookup is not None else ()
 
     def _never_read(self, key: str) -> bool:
         """A local name of a function that appears nowhere else in it (nor in what it nests): bound once

@@ -66,8 +66,12 @@ class EffectWalker:
         if not managed:
             self._training_handoff(call, args)
         value = self._call_effect(call, dotted, receiver, method, library_call, args)
-        # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`)
-        return dataclasses.replace(value, managed=True) if managed else value
+        # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`),
+        # each position of its tuple too
+        if not managed:
+            return value
+        return dataclasses.replace(value, managed=True,
+                                   fields=tuple(dataclasses.replace(f, managed=True) for f in value.fields))
 
     def _call_effect(self, call: cst.Call, dotted: Optional[str], receiver: Value, method: Optional[str],
                      library_call: bool, args) -> Value:
@@ -273,6 +277,12 @@ class EffectWalker:
             site = self._site(call)
             for each in receiver.handles:
                 self._emit(PlacementEvent(site, each, cat.REPLACE, replacing[1]))
+            return EMPTY
+        node = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if (isinstance(node, cst.Attribute) and node.attr.value in cat.TENSOR_ATTRIBUTES
+                and (method in cat.TENSOR_COPY_METHODS or method in cat.HOME_METHODS)):
+            # `self.mapping.weight.data.cpu().numpy()`: what only a tensor has is a tensor, and its move
+            # or cast a new tensor; the module's parameters stay where they are
             return EMPTY
         placement = cat.METHOD_PLACEMENTS.get(method)
         if placement is not None:

@@ -269,6 +269,8 @@ class ScopeEvents:
 
     name: str
     events: List[object] = field(default_factory=list)
+    # A class's scope: its qualified name, as its methods' callers name them (`Solver.train`).
+    class_name: Optional[str] = None
     # A class's methods that its `__init__` calls through `self`: they run inside it, not after it.
     init_calls: FrozenSet[str] = frozenset()
     # A framework's lifecycle (catalog.LIFECYCLES): (method, prefix) — `setUp` runs before each `test*`.

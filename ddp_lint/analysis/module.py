@@ -16,7 +16,7 @@ from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site, Stat
 from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
-from .heap import Origin
+from .heap import Origin, handle_key
 from .summary import (BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement)
 from .walker import ScopeWalker
@@ -86,6 +86,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker = new_walker(f"{prefix}{klass.name.value}", _LazySummaries(
             {**inherited, **own}, new_walker, _bases(klass, classes, imports, new_walker, project, path, catalog)))
         walker.scope.runs_first = _lifecycle(klass, imports)
+        walker.scope.class_name = f"{prefix}{klass.name.value}"
         methods = _walk_class(walker, methods, own, inherited, _base_constructor_calls(klass, classes),
                               f"{prefix}{klass.name.value}", where)
         _inherited_placements(walker, klass, {method.name.value for method in methods})
@@ -470,7 +471,9 @@ class _LazySummaries(_Lazy):
         if method is None:
             return self.inherited(name) if context is None else None
         walker, names = self._walk(name, method, self, context)
-        return _summarize(name, walker, names)
+        summary = _summarize(name, walker, names)
+        summary.reads_as_attribute = _is_property(method)
+        return summary
 
     def defines(self, name: str) -> bool:
         """Whether the class itself defines this method (its own `to()` or `cuda()` is not torch's)."""
@@ -486,18 +489,19 @@ class _LazySummaries(_Lazy):
         summary = self.get(name)
         return summary is not None and not summary.returns_value
 
-    def property_read(self, name: str) -> Optional[str]:
+    def property_read(self, name: str) -> Tuple[str, ...]:
         """What reading `self.<name>` reads when the class (or a base of this file) defines it as a
-        property returning an attribute of the object: `self.model` for `@property def inner_model(self):
-        return self.model.module if isinstance(self.model, DataParallel) else self.model`."""
+        property returning attributes of the object: `self.model` for `@property def inner_model(self):
+        return self.model.module if isinstance(self.model, DataParallel) else self.model`; each of them
+        for `@property def networks(self): return [self.policy, self.qf]` (a loop over it gets each)."""
         method = self._methods.get(name)
         if method is None or not _is_property(method):
-            return None
+            return ()
         summary = self.get(name)
-        returned = summary.returns_self if summary is not None else None
-        if returned is None or returned.origin.key == f"self.{name}":
-            return None
-        return ".".join((returned.origin.key,) + returned.sub)
+        if summary is None:
+            return ()
+        returned = (summary.returns_self,) if summary.returns_self is not None else summary.returns_self_members
+        return tuple(".".join((part.origin.key,) + part.sub) for part in returned if part.origin.key != f"self.{name}")
 
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""
@@ -627,9 +631,14 @@ class _LazyConstructors(_Lazy):
         klass = self._classes.get(name)
         methods = {m.name.value: m for m in _methods_of(klass)} if klass else {}
         init = methods.get("__init__")
-        if init is None:
+        if klass is None:
             return None
         lazy = _LazySummaries(methods, self._new_walker, self._bases(klass) if self._bases is not None else None)
+        if init is None:
+            # built by the `__init__` it inherits (`class Algorithm(BaseAlgorithm)` defining only `to`):
+            # that constructor's summary, with this class's methods for what its objects do later
+            inherited = lazy.inherited("__init__")
+            return dataclasses.replace(inherited, name=name, methods=lazy.get) if inherited is not None else None
         walker, names = self._walk(f"{name}.__init__", init, lazy, context)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get
@@ -707,6 +716,9 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                 summary.returns_param = origin.index
             elif origin is not None and origin.kind == "self":
                 summary.returns_self = Part(origin, value.handle.sub)
+        elif value.members and not value.holders:
+            summary.returns_self_members = tuple(Part(walker.origins[h.obj], h.sub) for h in sorted(value.members, key=handle_key)
+                                                 if h.obj in walker.origins and walker.origins[h.obj].kind == "self")
         if holder is None:
             summary.returned_params.extend(_caller_parts(walker, value.params))
     return summary
@@ -791,8 +803,9 @@ def _returned_instances(walker: ScopeWalker) -> tuple:
 
 def _returned_fields(walker: ScopeWalker) -> tuple:
     """What each position of the tuple a function returns holds, when every `return` gives a tuple of
-    the same length and one position is known: a holder built on what the caller handed in, or an
-    argument handed back (`return model.to(rank), None`: the caller's object, placed)."""
+    the same length and one position is known: a holder built on what the caller handed in, an
+    argument handed back (`return model.to(rank), None`: the caller's object, placed), or what a
+    managed call returned."""
     shapes = [value.fields for value in walker.returns if value.fields]
     if not shapes or len(shapes) != len(walker.returns) or len({len(shape) for shape in shapes}) != 1:
         return ()
@@ -814,6 +827,8 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
                               and other.handle is not None and other.handle.obj == value.handle.obj), None)
                 if inner is not None:
                     entry = ReturnedField("wrapper", (value.wrapper, inner))
+            elif value.managed:
+                entry = ReturnedField("managed", None)  # what `booster.boost(...)` returned, handed on
             elif entry is None and value.handle is not None:
                 origin = walker.origins.get(value.handle.obj)
                 if origin is not None and origin.kind == "param" and origin.index < (1 << 30):

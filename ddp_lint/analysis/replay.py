@@ -68,7 +68,7 @@ class SummaryReplay:
         if own:
             self._replay_self_holders(call, summary, actual, via)
         if summary.methods is not None:
-            self._note_instance(call, summary, actual, passed)
+            self._note_instance(call, summary, actual, passed, args)
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
             return self._construct(call, summary, actual, truths)
@@ -217,7 +217,8 @@ class SummaryReplay:
                 kept = instance.attributes.get(origin.key, ())
                 if not kept and origin.key.startswith("self."):
                     return tuple(Handle(h.obj, h.sub + (origin.key[5:],) + sub, h.text) for h in receiver)
-                return tuple(Handle(h.obj, h.sub + sub, h.text) for h in kept)
+                # through an object the object keeps (`self.trainer.networks` of the caller's trainer)
+                return tuple(p for h in kept for p in (self.kept_parts(h, sub, None) if sub else (h,)))
             return ()
 
         return actual
@@ -410,9 +411,15 @@ class SummaryReplay:
                     self._emit(RebindEvent(self._site(call, via=via), previous, event))
                 self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
 
-    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
+    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...],
+                       args) -> None:
         """An object built from a summarised class: what its attributes keep of the arguments, so that
-        its methods called later (`engine.prepare()`) and its own moves reach them."""
+        its methods called later (`engine.prepare()`) and its own moves reach them. The optimizers it is
+        handed are those handed as its optimizers, not those of another object handed to it
+        (`Algorithm(trainer)` whose `to()` moves the networks of a trainer that built its optimizers:
+        that order is the caller's)."""
+        as_optimizers = {id(h) for h in _handed_optimizers(args, summary)}
+        passed = tuple(h for h in passed if id(h) in as_optimizers)
         kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
         kept = {key: handles for key, handles in kept.items() if handles}
         # claimed by the name it is assigned to; the optimizers handed in are the object's too
@@ -450,6 +457,8 @@ class SummaryReplay:
             elif entry is not None and entry.kind == "param" and entry.what < len(positional):
                 returned = positional[entry.what]
                 value = Value(handle=returned.handle, alts=returned.alts)
+            elif entry is not None and entry.kind == "managed":
+                value = Value(managed=True)
             values.append(value)
         for position, entry in enumerate(summary.fields):
             if entry is not None and entry.kind == "wrapper" and values[entry.what[1]].handle is not None:
@@ -526,7 +535,8 @@ class SummaryReplay:
         done = set()
         earlier = [e for e in self.scope.events if isinstance(e, PlacementEvent)]
         for origin, sub, event in summary.placements:
-            handles = actual(origin, sub) if origin.kind == "param" else ()
+            # an argument, or what the object keeps (`solver.fit()` moving the model `Solver(model)` kept)
+            handles = actual(origin, sub) if origin.kind in ("param", "self") else ()
             if handles and all(any(_same_place(prior, event) and prior.handle.overlaps(h) for prior in earlier)
                                for h in handles):
                 done.add(placement_signature(event))

@@ -348,14 +348,26 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue
             if not _runs_after(wrap.site, event.site, scope):
                 continue
-            if event.site.via is not None and event.site.node is wrap.site.node:
-                continue  # both inside the function called here: it reports them
+            if event.site.via is not None and (event.site.node is wrap.site.node or _one_object(wrap, event)):
+                continue  # both inside the function called here, or the object's class: it reports them
             if event.operation == cat.FLOAT32_CAST:
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
             if event.kind == cat.MOVE and moved_before:
                 continue  # already on its device before wrapping: moving "again" is a no-op
             reported.add(id(event.site.node))
             yield ConversionAfterWrap(wrap, event, scope)
+
+
+def _one_object(wrap: PlacementEvent, event: PlacementEvent) -> bool:
+    """`solver = Solver(model)` wrapped the model and `solver.fit()` moves it: a pair of the object's
+    class (its constructor and its method), which the class's scope reports."""
+    call, statement = event.site.node, wrap.site.statement
+    if wrap.site.via is None or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return False
+    small = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+    made = {dotted_name(target.target) for s in small if isinstance(s, cst.Assign) and s.value is wrap.site.node
+            for target in s.targets}
+    return dotted_name(call.func.value) in made - {None}
 
 
 def discarded_wrappers(scope: ScopeEvents) -> Iterator[DiscardedWrapperEvent]:

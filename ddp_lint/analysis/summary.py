@@ -104,8 +104,9 @@ class ReturnedInstance(NamedTuple):
 
 class ReturnedField(NamedTuple):
     """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder),
-    an argument handed back (`kind` "param", `what` its index), or a gradient-synchronizing wrapper of
-    what another position holds (`kind` "wrapper", `what` (its label, that position))."""
+    an argument handed back (`kind` "param", `what` its index), a gradient-synchronizing wrapper of
+    what another position holds (`kind` "wrapper", `what` (its label, that position)), or what a
+    managed call returned (`kind` "managed")."""
 
     kind: str
     what: object
@@ -122,6 +123,10 @@ class HelperSummary:
     # It returns an attribute of its object (`return self.model`, a getter or a `@property`): the
     # caller's `runner.get_model()` is the model the object keeps.
     returns_self: Optional[Part] = None
+    # It returns a list or tuple of attributes of its object (`return [self.policy, self.qf]`): a loop
+    # over the caller's `trainer.networks` reaches each module the object keeps.
+    returns_self_members: Tuple[Part, ...] = ()
+    reads_as_attribute: bool = False  # a `@property`: `trainer.networks` runs it without a call
     returns_value: bool = True  # a `return` with a value on some path (False: its callers get None)
     param_names: Tuple[str, ...] = ()
     # (`self.x`, "step"/"load_state_dict", where in the function's order)
