@@ -157,6 +157,7 @@ class BindingWalker:
             self._note_handled(self._site(value_node), (Value(handle=old.handle),))
         if old is not None:
             self._note_replaced_name(old, value, value_node or target)
+            value = _wrapped_back(old, value, value_node, key)
         if old is not None and value.holders:
             for previous in old.holders:
                 if previous.arrives and self._only_when_absent(key, previous):
@@ -562,6 +563,18 @@ class BindingWalker:
         """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""
         held = [h for b in self.env.values() for h in b.holders] + list(self._arrivals)
         return tuple({id(h): h for h in held}.values())
+
+
+def _wrapped_back(old: Binding, value: Value, node: Optional[cst.CSTNode], key: str) -> Value:
+    """`optimizer = LARS(optimizer)`: a call handed the optimizer built here first, bound back to its
+    name, wraps it; it steps the same parameters, so it is the same holder (types from use: what is
+    handed an optimizer to step it is that optimizer). One handed in stays its callers' (see `handled`)."""
+    if value.holders or not old.holders or any(h.arrives for h in old.holders) or not isinstance(node, cst.Call):
+        return value
+    first = next((arg for arg in node.args if arg.keyword is None and not arg.star), None)
+    if first is None or dotted_name(first.value) != key:
+        return value
+    return dataclasses.replace(value, holders=old.holders)
 
 
 def _constant_entry(target: cst.BaseExpression) -> Optional[Tuple[str, str]]:

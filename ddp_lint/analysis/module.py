@@ -636,9 +636,13 @@ class _LazyConstructors(_Lazy):
         lazy = _LazySummaries(methods, self._new_walker, self._bases(klass) if self._bases is not None else None)
         if init is None:
             # built by the `__init__` it inherits (`class Algorithm(BaseAlgorithm)` defining only `to`):
-            # that constructor's summary, with this class's methods for what its objects do later
+            # that constructor's summary, or, with none in the project (`nn.Module`'s), one that keeps
+            # nothing; either way with this class's methods for what its objects do later
+            # (`model = GANModel(); model.initialize(opt)`)
             inherited = lazy.inherited("__init__")
-            return dataclasses.replace(inherited, name=name, methods=lazy.get) if inherited is not None else None
+            if inherited is None:
+                return HelperSummary(name, methods=lazy.get)
+            return dataclasses.replace(inherited, name=name, methods=lazy.get)
         walker, names = self._walk(f"{name}.__init__", init, lazy, context)
         summary = _summarize(name, walker, names)
         summary.methods = lazy.get
@@ -688,7 +692,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     for built in walker.scope.of_type(HolderEvent):
         var = walker.scope.name_of(built)
         if var and var.startswith("self.") and built.site.via is None:
-            models = _caller_parts(walker, built.models)
+            models = _caller_parts(walker, built.models) + _kept_parts(walker, built.models)
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.self_holders.extend(_kept_in_containers(walker))
@@ -722,6 +726,14 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if holder is None:
             summary.returned_params.extend(_caller_parts(walker, value.params))
     return summary
+
+
+def _kept_parts(walker: ScopeWalker, handles) -> List[Part]:
+    """The objects among `handles` that the function built and keeps on its object (`self.netG =
+    define_G(...)` in `initialize()`): for a caller, that attribute of the object it called."""
+    return [Part(Origin("self", h.text), h.sub) for h in handles
+            if h.obj in walker.origins and walker.origins[h.obj].kind == "local" and h.text.startswith("self.")
+            and walker.origins[h.obj].key == h.text]
 
 
 def _caller_parts(walker: ScopeWalker, handles) -> List[Part]:

@@ -65,15 +65,15 @@ class SummaryReplay:
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
         if summary.moves_state:
             self._replay_state_moves(call, summary, positional, keywords, own, via)
-        if own:
-            self._replay_self_holders(call, summary, actual, via)
+        if own or instance is not None:
+            self._replay_self_holders(call, summary, actual, via, "self" if own else dotted.rpartition(".")[0])
         if summary.methods is not None:
             self._note_instance(call, summary, actual, passed, args)
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
             return self._construct(call, summary, actual, truths)
         if summary.fields:
-            return self._returned_fields(call, summary, actual, positional)
+            return self._returned_fields(call, summary, actual, positional, keywords)
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -85,8 +85,8 @@ class SummaryReplay:
             # an object of a summarised class, unless it is an optimizer built on the caller's objects
             # (`return NoamOpt(..., Adam(model.parameters()))`): that holder is what the caller gets
             return self._returned_instance(summary, actual)
-        if summary.returns_param is not None and summary.returns_param < len(positional):
-            returned = positional[summary.returns_param]
+        returned = _handed_at(summary, summary.returns_param, positional, keywords)
+        if returned is not None:
             return Value(handle=returned.handle, alts=returned.alts)
         if summary.returns_self is not None:
             kept = actual(*summary.returns_self)  # `runner.get_model()`: the model the object keeps
@@ -397,13 +397,17 @@ class SummaryReplay:
                 return binding.device_of
         return frozenset({handle.obj})
 
-    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str) -> None:
-        """A method of this object that keeps an optimizer on it (`self.optimizer = SGD(...)`)."""
+    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str, owner: str) -> None:
+        """A method of this object, or of an object of a summarised class (`model.initialize(opt)`), that
+        keeps an optimizer on it (`self.optimizer = SGD(...)`): the object's attribute, as the
+        constructor's are (the pair it makes with another method of the object is its class's)."""
         for kind, label, models, bucket_view, var in summary.self_holders:
             handles = frozenset(h for o, sub in models for h in actual(o, sub))
+            if owner != "self":
+                var = f"{owner}.{var[len('self.'):]}"
             if handles:
                 event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
-                                    bucket_view=bucket_view)
+                                    bucket_view=bucket_view, attribute=var[len(owner) + 1:] if owner != "self" else "")
                 self._emit(event)
                 old = self.env.get(var)
                 for previous in old.holders if old is not None else ():
@@ -441,7 +445,8 @@ class SummaryReplay:
             result = result or value
         return result
 
-    def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value]) -> Value:
+    def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value],
+                         keywords: Dict[str, Value]) -> Value:
         """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
         with the holders built at this call on what the caller handed in."""
         values = []
@@ -454,8 +459,8 @@ class SummaryReplay:
                     event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                     self._emit(event)
                     value = Value(holders=(event,))
-            elif entry is not None and entry.kind == "param" and entry.what < len(positional):
-                returned = positional[entry.what]
+            elif entry is not None and entry.kind == "param" and _handed_at(summary, entry.what, positional, keywords):
+                returned = _handed_at(summary, entry.what, positional, keywords)
                 value = Value(handle=returned.handle, alts=returned.alts)
             elif entry is not None and entry.kind == "managed":
                 value = Value(managed=True)
@@ -605,6 +610,16 @@ def _same_place(prior: PlacementEvent, event: PlacementEvent) -> bool:
         return cat.DTYPE_ALIASES.get(prior.argument_text or prior.operation, prior.argument_text or prior.operation) == \
             cat.DTYPE_ALIASES.get(event.argument_text or event.operation, event.argument_text or event.operation)
     return False
+
+
+def _handed_at(summary: HelperSummary, index: Optional[int], positional: List[Value],
+               keywords: Dict[str, Value]) -> Optional[Value]:
+    """What a call hands the parameter at `index`, by position or by its name (`init_opt(encoder=encoder)`)."""
+    if index is None:
+        return None
+    if index < len(positional):
+        return positional[index]
+    return keywords.get(summary.param_names[index]) if index < len(summary.param_names) else None
 
 
 def _argument_of(origin: Origin, positional: List[Value], keywords: Dict[str, Value]) -> Optional[Value]:
