@@ -96,6 +96,26 @@ def test_a_namespace_package_is_found_from_inside_its_folder(tmp_path):
     assert resolver.resolve("other.thing", importer) is None  # only the namespace's own name
 
 
+def test_the_folder_the_packaging_marks_is_a_root_wherever_the_check_starts(tmp_path):
+    # colossalai's tests import `tests.test_shardformer.test_model._utils` where only `test_model/` has an
+    # `__init__.py`: found from the project's root (its `setup.py`), also when the check runs from the
+    # folder above it
+    found = {}
+    for name, marked in (("marked", True), ("unmarked", False)):
+        project = tmp_path / name / "colossalai-0.3.6"
+        helpers = project / "tests" / "test_shardformer" / "test_model"
+        helpers.mkdir(parents=True)
+        if marked:
+            (project / "setup.py").write_text("")
+        (helpers / "__init__.py").write_text("")
+        (helpers / "_utils.py").write_text("def run():\n    pass\n")
+        resolver = Resolver([str(tmp_path / name)])
+        found[name] = resolver.resolve("tests.test_shardformer.test_model._utils.run", str(helpers / "test_bert.py"))
+    assert found["marked"] == (str(tmp_path / "marked" / "colossalai-0.3.6" / "tests" / "test_shardformer" / "test_model"
+                                   / "_utils.py"), "run")
+    assert found["unmarked"] is None
+
+
 def test_a_checked_file_s_calls_are_reused_for_its_text_on_disk_only(tmp_path):
     (tmp_path / "api.py").write_text("def fit(model, opt):\n    model.cuda()\n")
     caller = "from api import fit\n\ndef main(model, opt):\n    fit(model, opt)\n"

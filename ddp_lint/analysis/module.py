@@ -730,10 +730,13 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
 
 def _kept_parts(walker: ScopeWalker, handles) -> List[Part]:
     """The objects among `handles` that the function built and keeps on its object (`self.netG =
-    define_G(...)` in `initialize()`): for a caller, that attribute of the object it called."""
-    return [Part(Origin("self", h.text), h.sub) for h in handles
-            if h.obj in walker.origins and walker.origins[h.obj].kind == "local" and h.text.startswith("self.")
-            and walker.origins[h.obj].key == h.text]
+    define_G(...)` in `initialize()`, a new object a call returned or one built here): for a caller,
+    that attribute of the object it called."""
+    def kept(h) -> bool:
+        origin = walker.origins.get(h.obj)
+        return h.text.startswith("self.") and (origin is None or origin.kind == "local" and origin.key == h.text)
+
+    return [Part(Origin("self", h.text), h.sub) for h in handles if kept(h)]
 
 
 def _caller_parts(walker: ScopeWalker, handles) -> List[Part]:

@@ -2,8 +2,10 @@
 
 Python finds `import pkg.mod` on `sys.path`; for code that is checked rather than run, that path is
 the folder a script sits in (Python puts it first), the folder above the file's top package, the
-configuration's folder, its `src/`, and the `src = [...]` folders of `[tool.ddp-lint]` (as ruff's
-`src` setting). Only files that exist are answers: a name that leads nowhere is outside the project
+nearest folder above the file that its packaging marks as the project's (`pyproject.toml`,
+`setup.py`, `setup.cfg`: where it is installed or run from, whichever folder the check starts in),
+the configuration's folder, its `src/`, and the `src = [...]` folders of `[tool.ddp-lint]` (as
+ruff's `src` setting). Only files that exist are answers: a name that leads nowhere is outside the project
 (torch, a library) and the catalog speaks for it.
 """
 from __future__ import annotations
@@ -44,6 +46,18 @@ def _namespace_of(folder: str) -> Tuple[str, str]:
     return os.path.basename(top), os.path.dirname(top)
 
 
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+@lru_cache(maxsize=None)
+def _marked_project(folder: str) -> Optional[str]:
+    """The nearest folder at or above `folder` that holds a packaging file, or None."""
+    if any(_isfile(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _marked_project(parent)
+
+
 class Resolver:
     """Resolves dotted names seen in one file to (file, name inside that module) pairs."""
 
@@ -59,7 +73,8 @@ class Resolver:
     @lru_cache(maxsize=None)
     def _roots_of(self, folder: str) -> Tuple[str, ...]:
         top, _ = package_root(os.path.join(folder, "__init__.py"))  # the top depends on the folder alone
-        ordered = [folder, top] + self.roots
+        marked = _marked_project(folder)
+        ordered = [folder, top] + ([marked] if marked else []) + self.roots
         seen, result = set(), []
         for root in ordered:
             if root not in seen:
