@@ -78,6 +78,10 @@ class EffectWalker:
         """What a call does once its arguments are known: a replayed summary, the catalog's effect, a
         method's, or a container's value."""
         func = call.func
+        if dotted == "getattr" and len(args) >= 2:
+            read = self._attribute_read(call, args)
+            if read is not None:
+                return read
         qualified = self._qualify(dotted) if dotted else ""
         xla = "xla_device" in qualified or any(value.xla for _, value in args)
 
@@ -160,6 +164,19 @@ class EffectWalker:
             given |= set(receiver.handles)
             params = params | frozenset({h for h in given if MODEL_NAME.search(h.text)} or given)
         return Value(params=params, xla=xla, device_of=_kept_place(receiver, args, method))
+
+    def _attribute_read(self, call: cst.Call, args) -> Optional[Value]:
+        """`getattr(self, "netG")` is that attribute; `getattr(self, "netG" + str(s))` is one of the
+        object's attributes, which one only the run knows (vid2vid's scales): a part of the object."""
+        owner, value = dotted_name(call.args[0].value), args[0][1]
+        if owner is None or value.handle is None or value.holders or "." in owner and not owner.startswith("self."):
+            return None
+        name = literal_key(call.args[1].value)
+        if name is not None and name.isidentifier():
+            handles = self._resolve_all(f"{owner}.{name}")
+        else:
+            handles = tuple(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in value.handles)
+        return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
 
     def _training_handoff(self, call: cst.Call, args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains

@@ -736,7 +736,12 @@ def _kept_parts(walker: ScopeWalker, handles) -> List[Part]:
         origin = walker.origins.get(h.obj)
         return h.text.startswith("self.") and (origin is None or origin.kind == "local" and origin.key == h.text)
 
-    return [Part(Origin("self", h.text), h.sub) for h in handles if kept(h)]
+    def of_self(h) -> bool:  # `getattr(self, "netG" + str(s))`: a part of the object itself
+        origin = walker.origins.get(h.obj)
+        return bool(h.sub) and origin is not None and origin.kind == "local" and origin.key == "self"
+
+    return ([Part(Origin("self", h.text), h.sub) for h in handles if kept(h)]
+            + [Part(Origin("self", f"self.{h.sub[0]}"), h.sub[1:]) for h in handles if of_self(h)])
 
 
 def _caller_parts(walker: ScopeWalker, handles) -> List[Part]:
