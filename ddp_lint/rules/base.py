@@ -167,12 +167,15 @@ def short_placement(placement: PlacementEvent) -> str:
     return short_code(placement_text(placement))
 
 
+_REASSIGNMENTS = ("submodule reassignment", "attribute reassignment")  # labels that quote their own code
+
+
 def placement_text(placement: PlacementEvent) -> str:
     """The placement as code, without the phrase around it (`model.cuda()`, `DDP(model)`)."""
     label = placement.label
     if label.startswith("."):
         return f"{placement.handle.text}{label}"
-    if label.startswith("submodule"):
+    if label.startswith(_REASSIGNMENTS):
         return label
     if label.endswith(")"):
         return label
@@ -185,7 +188,7 @@ def models_phrase(holder: HolderEvent) -> str:
 
 def placement_phrase(placement: PlacementEvent) -> str:
     text = placement_text(placement)
-    text = text if placement.label.startswith("submodule") else f"`{text}`"
+    text = text if placement.label.startswith(_REASSIGNMENTS) else f"`{text}`"
     if placement.site.via and placement.inherited_from:
         # a method its users call after the constructor: its line is the class's
         text += f" (inside `{placement.site.via}`, inherited from `{placement.inherited_from}`)"
