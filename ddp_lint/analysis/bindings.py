@@ -243,6 +243,8 @@ class BindingWalker:
         was built on, and now holds a new object a call made (not handed the old one): that optimizer
         keeps stepping the old module (p-christ's h-DQN). Only an attribute some holder holds exactly
         counts: a first assignment, or a new part of a module, is no replacement."""
+        if self.imports.qualify(dotted_name(node.func) or "") in cat.UNPICKLING_CALLS:
+            return  # `self.actor = torch.load(path)`: named as what it is (see `_note_replaced_name`)
         holders = [e for e in self.scope.events if isinstance(e, HolderEvent)]
         for handle in self._resolve_all(key):
             if any(model.obj == handle.obj and model.sub == handle.sub for holder in holders for model in holder.models):

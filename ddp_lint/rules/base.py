@@ -162,8 +162,9 @@ def short_code(text: str) -> str:
 
 
 def short_placement(placement: PlacementEvent) -> str:
-    if placement.label.startswith("submodule"):  # `submodule reassignment `m.fc = ...``: prose around code
-        return placement.label if len(placement.label) <= _SHORT + 12 else placement.label.split("`")[0] + "of a submodule"
+    for label, short in zip(_REASSIGNMENTS, ("submodule reassignment of a submodule", "an attribute's reassignment")):
+        if placement.label.startswith(label):  # `submodule reassignment `m.fc = ...``: prose around code
+            return placement.label if len(placement.label) <= _SHORT + 12 else short
     return short_code(placement_text(placement))
 
 
