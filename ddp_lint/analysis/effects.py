@@ -167,15 +167,19 @@ class EffectWalker:
 
     def _attribute_read(self, call: cst.Call, args) -> Optional[Value]:
         """`getattr(self, "netG")` is that attribute; `getattr(self, "netG" + str(s))` is one of the
-        object's attributes, which one only the run knows (vid2vid's scales): a part of the object."""
+        object's own attributes, which one only the run knows (vid2vid's scales): a part of the object.
+        Another object's attribute named at run time may be anything (`getattr(self.model, target)`
+        is a method mmengine compiles), so only the object's own count."""
         owner, value = dotted_name(call.args[0].value), args[0][1]
         if owner is None or value.handle is None or value.holders or "." in owner and not owner.startswith("self."):
             return None
         name = literal_key(call.args[1].value)
         if name is not None and name.isidentifier():
             handles = self._resolve_all(f"{owner}.{name}")
-        else:
+        elif owner == "self":
             handles = tuple(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in value.handles)
+        else:
+            return None
         return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
 
     def _training_handoff(self, call: cst.Call, args) -> None:
