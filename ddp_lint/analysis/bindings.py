@@ -12,7 +12,7 @@ from .. import catalog as cat
 from .kwargs import key_of
 from .events import DiscardedWrapperEvent, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
-from .names import callee_name, dotted_name, dotted_names, operands
+from .names import dotted_name, dotted_names, operands
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
 from .flow import bound_keys
 
@@ -140,12 +140,6 @@ class BindingWalker:
             # `kwargs["model"] = model`: the dict now holds it under that key (for a `**` spread of it)
             self._entries = {**self._entries, entry[0]: {**self._entries.get(entry[0], {}), entry[1]: value}}
         key = self._key_of(target)
-        attribute = key or dotted_name(target)
-        if (attribute is not None and "." in attribute and isinstance(value_node, cst.Call) and value.handle is None
-                and not value.holders and not value.managed and value.copy_of is None
-                and attribute not in dotted_names(value_node)
-                and not (dotted_name(value_node.func) or "").startswith(attribute + ".")):
-            self._note_replaced_attribute(attribute, value_node)
         if key is None:
             self._assign_attribute(target, value_node)
             return
@@ -237,19 +231,6 @@ class BindingWalker:
             root.visit(names)
             counts = self._name_counts[id(root)] = names.counts
         return counts[key] == 1
-
-    def _note_replaced_attribute(self, key: str, node: cst.Call) -> None:
-        """`agent.q_network = self.create_network(...)`: the attribute held the very module an optimizer
-        was built on, and now holds a new object a call made (not handed the old one): that optimizer
-        keeps stepping the old module (p-christ's h-DQN). Only an attribute some holder holds exactly
-        counts: a first assignment, or a new part of a module, is no replacement."""
-        if self.imports.qualify(dotted_name(node.func) or "") in cat.UNPICKLING_CALLS:
-            return  # `self.actor = torch.load(path)`: named as what it is (see `_note_replaced_name`)
-        holders = [e for e in self.scope.events if isinstance(e, HolderEvent)]
-        for handle in self._resolve_all(key):
-            if any(model.obj == handle.obj and model.sub == handle.sub for holder in holders for model in holder.models):
-                label = f"attribute reassignment `{key} = {callee_name(node.func)}(...)`"
-                self._emit(PlacementEvent(self._site(node), handle, cat.REPLACE, label, rebinds_name=True))
 
     def _note_replaced_name(self, old: Binding, value: Value, node: cst.CSTNode) -> None:
         """`model = copy.deepcopy(model)`, `model = torch.load(path)`: the name now means another object

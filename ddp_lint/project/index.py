@@ -112,10 +112,10 @@ class ProjectIndex:
         path, inner = self._through_stars(*found)
         if inner.count(".") > 1:
             return None
-        if inner and not self._has_halves(path, inner) and not self._inherits(path, inner) and not self._hands_objects(path, inner) and not (
-                # a class built by its bases' constructors (`DDQN(config)` whose `__init__` runs
-                # `DQN.__init__`, which builds the optimizer): their halves are its own
-                "." not in inner and any(self._has_halves(where, base, 1) for where, base in self._class_bases_of(path, inner))):
+        if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not self._inherits(path, inner) and not any(
+                # a class's other methods count for the objects it builds (`engine.prepare()`)
+                self._definition_halves(path, f"{inner}.{method}", True, 0) != (False, False)
+                for method in (self._class_methods(path, inner) if "." not in inner else ())) and not self._hands_objects(path, inner):
             # Neither a holder nor a placement token in its text: its summary could hold nothing, and
             # parsing its module (LibCST) costs more than the rest of the file's analysis.
             return None
@@ -410,21 +410,6 @@ class ProjectIndex:
         path, inner = self._through_stars(*found)
         block = self._class_block(path, inner) if "." not in inner else None
         return None if block is None else method in _defined_names(block)
-
-    def _has_halves(self, path: str, inner: str, depth: int = 0) -> bool:
-        """Whether a definition's text, or a class's other methods (they count for the objects it builds,
-        `engine.prepare()`), has a holder or placement token; for a class, through its project bases
-        too (`depth` of them at most 3)."""
-        if self._definition_halves(path, inner, True, 0) != (False, False) or any(
-                self._definition_halves(path, f"{inner}.{method}", True, 0) != (False, False)
-                for method in (self._class_methods(path, inner) if "." not in inner else ())):
-            return True
-        return 0 < depth < 3 and any(self._has_halves(where, base, depth + 1)
-                                     for where, base in self._class_bases_of(path, inner))
-
-    def _class_bases_of(self, path: str, name: str) -> List[Tuple[str, str]]:
-        block = self._class_block(path, name) if "." not in name else None
-        return self._project_bases(path, self._text(path) or "", block) if block is not None else []
 
     def _inherits(self, path: str, inner: str) -> bool:
         """`Class.method` where the class (a class with bases) does not define the method: its bases may."""

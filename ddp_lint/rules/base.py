@@ -162,13 +162,9 @@ def short_code(text: str) -> str:
 
 
 def short_placement(placement: PlacementEvent) -> str:
-    for label, short in zip(_REASSIGNMENTS, ("submodule reassignment of a submodule", "an attribute's reassignment")):
-        if placement.label.startswith(label):  # `submodule reassignment `m.fc = ...``: prose around code
-            return placement.label if len(placement.label) <= _SHORT + 12 else short
+    if placement.label.startswith("submodule"):  # `submodule reassignment `m.fc = ...``: prose around code
+        return placement.label if len(placement.label) <= _SHORT + 12 else placement.label.split("`")[0] + "of a submodule"
     return short_code(placement_text(placement))
-
-
-_REASSIGNMENTS = ("submodule reassignment", "attribute reassignment")  # labels that quote their own code
 
 
 def placement_text(placement: PlacementEvent) -> str:
@@ -176,7 +172,7 @@ def placement_text(placement: PlacementEvent) -> str:
     label = placement.label
     if label.startswith("."):
         return f"{placement.handle.text}{label}"
-    if label.startswith(_REASSIGNMENTS):
+    if label.startswith("submodule"):
         return label
     if label.endswith(")"):
         return label
@@ -189,7 +185,7 @@ def models_phrase(holder: HolderEvent) -> str:
 
 def placement_phrase(placement: PlacementEvent) -> str:
     text = placement_text(placement)
-    text = text if placement.label.startswith(_REASSIGNMENTS) else f"`{text}`"
+    text = text if placement.label.startswith("submodule") else f"`{text}`"
     if placement.site.via and placement.inherited_from:
         # a method its users call after the constructor: its line is the class's
         text += f" (inside `{placement.site.via}`, inherited from `{placement.inherited_from}`)"
