@@ -268,8 +268,6 @@ def _callers_harmless(key, var: Optional[str], signature, analysis, project, dep
 def _display(other: str) -> str:
     """Another module's path as the checked paths are shown: relative to the working folder when
     inside it (the index resolves imports to absolute paths)."""
-    import os
-
     try:
         relative = os.path.relpath(other)
     except ValueError:  # another drive

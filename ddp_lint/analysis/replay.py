@@ -459,8 +459,8 @@ class SummaryReplay:
                     event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                     self._emit(event)
                     value = Value(holders=(event,))
-            elif entry is not None and entry.kind == "param" and _handed_at(summary, entry.what, positional, keywords):
-                returned = _handed_at(summary, entry.what, positional, keywords)
+            elif entry is not None and entry.kind == "param" and (
+                    returned := _handed_at(summary, entry.what, positional, keywords)) is not None:
                 value = Value(handle=returned.handle, alts=returned.alts)
             elif entry is not None and entry.kind == "managed":
                 value = Value(managed=True)
