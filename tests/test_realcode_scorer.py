@@ -27,15 +27,15 @@ def test_every_label_file_loads():
         load(label_file)  # raises LabelError on a malformed label
 
 
-def test_the_corpus_has_its_size_and_a_third_or_more_positive():
+def test_the_corpus_has_its_size_and_a_quarter_or_more_positive():
     files = load_all()
     packages = {item.spec for item in files}
-    assert len(files) >= 190
-    assert len(packages) >= 90
-    assert sum(realcode.repository(spec) is not None for spec in packages) >= 25
+    assert len(files) >= 230
+    assert len(packages) >= 110
+    assert sum(realcode.repository(spec) is not None for spec in packages) >= 45
     # negatives measure precision, positives recall: real code rarely carries the bug (README)
     positive = sum(item.positive for item in files)
-    assert 0.30 <= positive / len(files) <= 0.65
+    assert 0.25 <= positive / len(files) <= 0.65
 
 
 def test_no_corpus_package_is_in_the_ecosystem_check():
