@@ -714,18 +714,24 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             models = _caller_parts(walker, holder.models)
             if models:
                 summary.holder = BuiltHolder(holder.kind, holder.label, models, holder.bucket_view)
-        elif value.handle is not None:
-            origin = walker.origins.get(value.handle.obj)
-            if origin is not None and origin.kind == "param":
+        elif value.handle is not None and _origin_kind(walker, value.handle) in ("param", "self"):
+            origin = walker.origins[value.handle.obj]
+            if origin.kind == "param":
                 summary.returns_param = origin.index
-            elif origin is not None and origin.kind == "self":
+            else:
                 summary.returns_self = Part(origin, value.handle.sub)
         elif value.members and not value.holders:
+            # a list of attributes, written in the `return` or first bound to a local (`return base_list`)
             summary.returns_self_members = tuple(Part(walker.origins[h.obj], h.sub) for h in sorted(value.members, key=handle_key)
                                                  if h.obj in walker.origins and walker.origins[h.obj].kind == "self")
         if holder is None:
             summary.returned_params.extend(_caller_parts(walker, value.params))
     return summary
+
+
+def _origin_kind(walker: ScopeWalker, handle) -> Optional[str]:
+    origin = walker.origins.get(handle.obj)
+    return origin.kind if origin is not None else None
 
 
 def _kept_parts(walker: ScopeWalker, handles) -> List[Part]:
