@@ -208,8 +208,7 @@ class BindingWalker:
         if not kept:
             read = instance.methods(sub[0])
             if read is not None and read.reads_as_attribute:
-                parts = (read.returns_self,) if read.returns_self is not None else read.returns_self_members
-                kept = tuple(h for part in parts if not part.sub
+                kept = tuple(h for part in read.attributes_read() if not part.sub
                              for h in instance.attributes.get(part.origin.key, ()))
         if not kept:
             return (own,)

@@ -500,8 +500,8 @@ class _LazySummaries(_Lazy):
         summary = self.get(name)
         if summary is None:
             return ()
-        returned = (summary.returns_self,) if summary.returns_self is not None else summary.returns_self_members
-        return tuple(".".join((part.origin.key,) + part.sub) for part in returned if part.origin.key != f"self.{name}")
+        return tuple(".".join((part.origin.key,) + part.sub) for part in summary.attributes_read()
+                     if part.origin.key != f"self.{name}")
 
     def inherited(self, name: str) -> Optional[HelperSummary]:
         """The method as the bases define it: what `super().name()` runs."""

@@ -57,7 +57,8 @@ class SummaryReplay:
         self._replay_state_calls(call, summary, dotted, own, instance, positional, keywords, via, before=first)
         # an object handed the optimizer when it was built, whose method moves the model it keeps
         # (`strategy = Naive(model=m, optimizer=opt); strategy.train()`): the pair is its API's
-        handed = _handed_optimizers(args, summary) + (instance.handed if instance is not None else ())
+        as_optimizers = _handed_optimizers(args, summary)
+        handed = as_optimizers + (instance.handed if instance is not None else ())
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
                                 handed)
         if first is not None:
@@ -68,7 +69,7 @@ class SummaryReplay:
         if own or instance is not None:
             self._replay_self_holders(call, summary, actual, via, "self" if own else dotted.rpartition(".")[0])
         if summary.methods is not None:
-            self._note_instance(call, summary, actual, passed, args)
+            self._note_instance(call, summary, actual, tuple(h for h in passed if any(h is o for o in as_optimizers)))
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
             return self._construct(call, summary, actual, truths)
@@ -415,15 +416,11 @@ class SummaryReplay:
                     self._emit(RebindEvent(self._site(call, via=via), previous, event))
                 self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
 
-    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...],
-                       args) -> None:
+    def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
         """An object built from a summarised class: what its attributes keep of the arguments, so that
-        its methods called later (`engine.prepare()`) and its own moves reach them. The optimizers it is
-        handed are those handed as its optimizers, not those of another object handed to it
-        (`Algorithm(trainer)` whose `to()` moves the networks of a trainer that built its optimizers:
-        that order is the caller's)."""
-        as_optimizers = {id(h) for h in _handed_optimizers(args, summary)}
-        passed = tuple(h for h in passed if id(h) in as_optimizers)
+        its methods called later (`engine.prepare()`) and its own moves reach them. `passed`: the
+        optimizers handed as its optimizers, not those of another object handed to it (`Algorithm(trainer)`
+        whose `to()` moves the networks of a trainer that built its optimizers: that order is the caller's)."""
         kept = {key: actual(origin, sub) for key, (origin, sub) in summary.attributes.items()}
         kept = {key: handles for key, handles in kept.items() if handles}
         # claimed by the name it is assigned to; the optimizers handed in are the object's too

@@ -177,3 +177,8 @@ class HelperSummary:
     fields: Tuple[Optional[ReturnedField], ...] = ()
     # The objects of summarised classes it returns, one per class it may build (on any path).
     returned_instances: Tuple[ReturnedInstance, ...] = ()
+
+    def attributes_read(self) -> Tuple[Part, ...]:
+        """What a getter or property returns of its object: the attribute (`return self.model`), or each
+        of a list of them (`return [self.policy, self.qf]`)."""
+        return (self.returns_self,) if self.returns_self is not None else self.returns_self_members
