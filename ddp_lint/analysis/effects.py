@@ -23,7 +23,7 @@ from .events import (
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of
-from .summary import ArgumentState
+from .summary import LIBRARY_MODULE, ArgumentState
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 
@@ -65,7 +65,13 @@ class EffectWalker:
             self._qualify(dotted) or dotted)
         if not managed:
             self._training_handoff(call, args)
+        attributed = len(self.calls)
         value = self._call_effect(call, dotted, receiver, method, library_call, args)
+        if (method in cat.PARAMETER_KEEPING_METHODS and not library_call and len(self.calls) == attributed
+                and self._held_module(receiver)):
+            # `self.model.train()` on the model an optimizer holds: a module's method, for the count of a
+            # project method's callers (a plain class's `Solver.train` is not called here)
+            self.calls.append(((LIBRARY_MODULE, f"{LIBRARY_MODULE}.{method}"), frozenset(), {}))
         # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`),
         # each position of its tuple too
         if not managed:
@@ -181,6 +187,14 @@ class EffectWalker:
         else:
             return None
         return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
+
+    def _held_module(self, receiver: Value) -> bool:
+        """Types from use: what an optimizer here holds the parameters of is a module."""
+        handle = receiver.handle
+        if handle is None:
+            return False
+        return any(held.obj == handle.obj and held.sub == handle.sub
+                   for binding in self.env.values() for holder in binding.holders for held in holder.models)
 
     def _training_handoff(self, call: cst.Call, args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains

@@ -11,6 +11,9 @@ from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
+# The callee a method call goes to when its receiver is a module by use (an optimizer holds its
+# parameters): the library's module method, not a project class's (see ProjectIndex.call_facts)
+LIBRARY_MODULE = "<library module>"
 
 class Instance(NamedTuple):
     """An object built from a summarised class."""

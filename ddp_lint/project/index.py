@@ -26,6 +26,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
 from ..analysis.aliases import alias_in
+from ..analysis.summary import LIBRARY_MODULE
 from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
@@ -271,10 +272,24 @@ class ProjectIndex:
                 continue
             calls = [fact for fact in self._calls_in(candidate) if fact[0][1].partition(".")[2] == method]
             if len(calls) < through_others + through_self or not all(
-                    fact[0] == key or self._defines_itself(*fact[0]) for fact in calls):
+                    fact[0] == key or self._defines_itself(*fact[0])
+                    or (fact[0][0] == LIBRARY_MODULE and self._never_a_module(path, owner, files)) for fact in calls):
                 return None
             facts.extend(fact for fact in calls if fact[0] == key)
         return facts
+
+    def _never_a_module(self, path: str, owner: str, files: List[str]) -> bool:
+        """Whether no object of the class can be a module: a plain class (no bases but `object`) that
+        gives itself no parameters and that no class of the tree derives from. A call on a module by use
+        (an optimizer holds its parameters) is then never a call of its method."""
+        block = self._class_block(path, owner)
+        if block is None or _class_bases(block) not in ((), ("object",)):
+            return False
+        if _defined_names(block) & cat.PARAMETER_METHODS:
+            return False
+        derived = re.compile(r"\bclass\s+\w+\s*\([^)]*\b%s\b" % re.escape(owner))
+        return not any(owner in text and derived.search(text)
+                       for text in map(self._peek, files) if text is not None)
 
     def _defines_itself(self, path: str, name: str) -> bool:
         """Whether `Class.method` names a method its class defines in its own body."""
