@@ -323,7 +323,14 @@ class BindingWalker:
         if isinstance(node, cst.Call):
             return self._eval_call(node)
         if isinstance(node, (cst.Lambda,)):
-            return EMPTY  # deferred code: its effects do not happen here
+            # deferred code: its effects do not happen here; but `lambda params: Adam(params, lr=1e-3)`
+            # is a callable that builds what its body's callee builds
+            body = node.body
+            if isinstance(body, cst.Call) and isinstance(body.func, (cst.Name, cst.Attribute)) and not (
+                    isinstance(body.func, cst.Name) and body.func.value in _lambda_parameters(node)):
+                maker = self._eval(body.func).makes
+                return Value(makes=maker) if maker else EMPTY
+            return EMPTY
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -673,3 +680,8 @@ def _literal_strings(node: cst.BaseExpression) -> FrozenSet[str]:
         return frozenset()
     found = [literal_key(element.value) if isinstance(element, cst.Element) else None for element in node.elements]
     return frozenset() if None in found else frozenset(found)
+
+
+def _lambda_parameters(node: cst.Lambda) -> FrozenSet[str]:
+    params = node.params
+    return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))

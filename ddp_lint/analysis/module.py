@@ -17,9 +17,10 @@ from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin, handle_key
-from .summary import (BuiltHolder, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
+from .summary import (BuiltHolder, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement)
 from .walker import ScopeWalker
+from .flow import collect_bound
 from .heap import ModuleTables
 from .aliases import Alias, alias_in
 
@@ -52,10 +53,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     optimizer_uses = _lazy_optimizer_uses(module, source)
     tables, type_alias = module_tables(module.body, classes, functions, imports, catalog), _alias_lookup(module, source, imports, project, path)
 
+    rewalk: Dict[str, tuple] = {}
+
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                              project, path)
         walker.calls = analysis.calls
+        if rewalk:  # a definition walked again with what its callers hand (see _walk_again_with_makers)
+            walker.makers, walker.calls = rewalk["makers"], []
         walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
         walker.module_tables, walker.type_alias = tables, type_alias
@@ -105,11 +110,63 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     for definition in _definitions(module.body):
         analyze_definition(definition, "", register=True)
+    _walk_again_with_makers(_definitions(module.body), where, analysis, project, rewalk, analyze_definition)
     walker = new_walker("<module>", {})
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,
+                            rewalk: Dict[str, tuple], analyze_definition) -> None:
+    """A function or class whose callers (in the file or the project) hand the callables it calls
+    (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them, and that
+    walk's scope takes the place of its first walk's (its nested definitions' stay as they were)."""
+    for definition in definitions:
+        makers = _handed_makers(definition, where, analysis.calls, project)
+        if not makers:
+            continue
+        index = len(analysis.scopes)
+        rewalk["makers"] = ((where, definition.name.value), makers)
+        try:
+            analyze_definition(definition, "", register=False)
+        finally:
+            rewalk.clear()
+        again = analysis.scopes[index]
+        del analysis.scopes[index:]
+        analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
+
+
+def _handed_makers(definition: cst.CSTNode, where: str, calls: List[tuple], project) -> Dict[str, str]:
+    """The parameters a function (or a class's constructor) calls that its callers hand a callable
+    building a holder, with that holder's kind; asked only of definitions that call a parameter."""
+    function = definition if isinstance(definition, cst.FunctionDef) else (
+        next((m for m in _methods_of(definition) if m.name.value == "__init__"), None)
+        if isinstance(definition, cst.ClassDef) else None)
+    called = _called_parameters(function) if function is not None else frozenset()
+    if not called:
+        return {}
+    key = (where, definition.name.value)
+    facts = [handed for callee, _, handed in calls if callee == key]
+    elsewhere = project.call_facts(key) if project is not None else None
+    facts.extend(handed for _, _, handed in elsewhere or ())
+    return {name: handed[name].kind for handed in facts for name in sorted(called)
+            if isinstance(handed.get(name), HandedMaker)}
+
+
+def _called_parameters(function: cst.FunctionDef) -> FrozenSet[str]:
+    """The parameters the body calls and never rebinds (`self.opt = opt_fn(self.params)`)."""
+    names = {param.name.value for param in (*function.params.posonly_params, *function.params.params,
+                                            *function.params.kwonly_params)}
+    visitor = _PlainCalls()
+    function.body.visit(visitor)
+    called = visitor.names & names
+    if not called:
+        return frozenset()
+    rebound: set = set()
+    collect_bound(function.body, rebound)
+    return frozenset(called - rebound)
 
 
 def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[str, cst.FunctionDef],
@@ -215,6 +272,15 @@ class _SelfCalls(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             self.names.add(func.attr.value)
+
+
+class _PlainCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
 
 
 def _self_calls(function: cst.FunctionDef) -> Set[str]:

@@ -14,7 +14,7 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
-from .summary import Handling, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED
+from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED
 
 
 class SummaryReplay:
@@ -509,6 +509,8 @@ class SummaryReplay:
                     handed[name] = MANAGED_HANDED
                 elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
+                elif value.makes:
+                    handed[name] = HandedMaker(value.makes)
         return handed
 
     def _caller_of(self, summary: HelperSummary, dotted: str, own: bool, instance: Optional[Instance],

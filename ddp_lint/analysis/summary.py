@@ -11,6 +11,16 @@ from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
+
+
+@dataclass(frozen=True)
+class HandedMaker:
+    """A call hands the parameter a callable that builds a holder of this kind (`opt_fn=torch.optim.Adam`,
+    `lambda params: Adam(params, lr=1e-3)`): the callee's call of that parameter builds one there."""
+
+    kind: str
+
+
 # The callee a method call goes to when its receiver is a module by use (an optimizer holds its
 # parameters): the library's module method, not a project class's (see ProjectIndex.call_facts)
 LIBRARY_MODULE = "<library module>"

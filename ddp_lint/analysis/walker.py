@@ -47,6 +47,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     # by the id of each call, None for one whose summary is unknown; None when the body does anything
     # else with the name (see HelperSummary.keywords)
     kwargs_spread: Optional[Dict[int, Optional[FrozenSet[str]]]] = None
+    # The callables its callers hand the parameters it calls (`opt_fn=torch.optim.Adam`): (the key of the
+    # function they are for, parameter -> the holder kind the callable builds); see module._handed_makers
+    makers: Tuple[Tuple[str, str], Dict[str, str]] = (("", ""), {})
     # Dicts filled by constant keys here (`kwargs["model"] = model`, `dict(model=model)`): what each key
     # holds, by the dict's name; a call that spreads one (`super().__init__(**kwargs)`) passes them
     # as keywords. Replaced, never changed in place (the class's empty one is shared).
@@ -160,12 +163,17 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             handle = Handle(next(self.ids), (), name)
             self.origins[handle.obj] = Origin("param", name, index)
             default = dotted_name(param.default) if param.default is not None else None
-            # `placer_class=DevicePlacer`: the class unless a caller passes another
-            self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset()))
+            # `placer_class=DevicePlacer`, `optim_cls=torch.optim.Adam`: the class unless a caller passes another
+            self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset(),
+                                       makes=self._eval(param.default).makes if default else None))
             bound.append((param, handle))
         pseudo = self._bind_kwargs(function)
         if arrival is not None:
             self.arrival_key = arrival[1]
+            if arrival[1] == self.makers[0]:
+                for name, kind in self.makers[1].items():
+                    if name in self.env:
+                        self.env[name] = dataclasses.replace(self.env[name], makes=kind)  # what the callers hand
             self._optimizers_arrive(function, bound + pseudo, *arrival, is_method=is_method)
             for param, handle in pseudo:
                 # the key's holder lives under the key, not under a local name that it happens to spell
