@@ -23,6 +23,7 @@ from .events import (
     StateEvent,
     StateMovedEvent,
 )
+from .liveness import dead_after
 from .names import dotted_name, operands
 
 
@@ -95,6 +96,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
+            if _dead_before(story.holder, event):
+                continue  # nothing uses the holder after this placement: it is never stepped again
             if (not _runs_after(holder.site, event.site, scope)
                     and not any(_used_before(s.site, event.site) for s in states)):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
@@ -133,6 +136,16 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             story.steps.append(Step(event, state, stepped, tuple(current)))
     story.steps = [step for step in map(lambda step: _stepped_again(scope, holder, step), story.steps) if step]
     return story
+
+
+def _dead_before(holder: HolderEvent, event: PlacementEvent) -> bool:
+    """A holder kept only under a local name (`trainer.optimizer` of a local `trainer`) that is dead
+    after the placement's statement (analysis/liveness.py): the placement cannot touch its state."""
+    function = holder.site.function
+    root = (holder.var or "").split(".", 1)[0]
+    if function is None or not root or root == "self" or holder.arrives or event.site.function is not function:
+        return False
+    return dead_after(function, root, event.site.statement)
 
 
 def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[object]) -> bool:

@@ -1,0 +1,176 @@
+"""Whether a function's local name is dead after a statement: nothing reads it there, and nothing it was
+handed to before can read it for it. Generic Python (no PyTorch): a holder kept only under such a name
+is never stepped or loaded again, so a placement after its last use cannot touch it (a second
+`Trainer(model)` after the first trainer finished).
+
+A name is dead after a statement when, in the function's own body:
+- it is not a parameter, nor declared `global` or `nonlocal` (its object may live on elsewhere);
+- before the statement, every use is a binding (`trainer = Trainer(model)`) or an expression
+  statement calling a method on it (`trainer.fit(...)`): an argument, an alias, a returned or stored
+  value, or a result kept from one of its methods may carry the object on;
+- no nested function or lambda names it (it may be called later, with the object);
+- after the statement, and anywhere in a loop around it (the next pass), nothing names it at all;
+- and it was used before (a method called on it): its work ended there.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import libcst as cst
+
+# (whether the occurrence only binds the name or calls a method on it in a statement of its own,
+# the statement node that holds it, the compound statements around it)
+_Occurrence = Tuple[bool, cst.CSTNode, Tuple[cst.CSTNode, ...]]
+_CACHE: Dict[Tuple[int, str], Tuple[cst.FunctionDef, object]] = {}
+_ORDERS: Dict[int, Tuple[cst.FunctionDef, object]] = {}
+_CALLED = "called"  # a use that calls a method on the name, in a statement of its own (truthy)
+
+
+def dead_after(function: cst.FunctionDef, name: str, statement: cst.CSTNode) -> bool:
+    """Whether `name`, a local of `function`, is dead once `statement` (in its body) has run."""
+    found = _occurrences(function, name)
+    if found is None or not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    order, around = _statement_order(function)
+    at = order.get(id(statement))
+    if at is None:
+        return False  # not in the body as walked: say nothing
+    loops = [node for node in around[id(statement)] if isinstance(node, (cst.For, cst.While))]
+    used = False
+    for harmless, holder, enclosing in found:
+        # the statement itself counts as before it (`create_trainer(model, optimizer, device=...)` hands
+        # the optimizer on: no harmless use)
+        if order.get(id(holder), at + 1) > at or not harmless or any(loop in enclosing for loop in loops):
+            return False
+        used |= harmless is _CALLED
+    # Its work ended before: one never used at all is a truncated or unfinished use (`opt = Adam(...);
+    # model.cuda()`), where the order is still what the code says
+    return used
+
+
+def _occurrences(function: cst.FunctionDef, name: str):
+    key = (id(function), name)
+    cached = _CACHE.get(key)
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+    params = function.params
+    if name in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} or (
+            isinstance(params.star_arg, cst.Param) and params.star_arg.name.value == name) or (
+            params.star_kwarg is not None and params.star_kwarg.name.value == name):
+        result = None
+    else:
+        visitor = _Uses(name)
+        function.body.visit(visitor)
+        result = None if visitor.escapes else visitor.found
+    _CACHE[key] = (function, result)
+    return result
+
+
+def _statement_order(function: cst.FunctionDef):
+    """Each statement's place in the body's document order, and the compound statements around it."""
+    cached = _ORDERS.get(id(function))
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    if len(_ORDERS) > 64:
+        _ORDERS.clear()
+    visitor = _Order()
+    function.body.visit(visitor)
+    _ORDERS[id(function)] = (function, (visitor.order, visitor.around))
+    return visitor.order, visitor.around
+
+
+class _Uses(cst.CSTVisitor):
+    """Each occurrence of the name in document order, and whether it escapes for good (a nested
+    function or lambda names it, or a `global`/`nonlocal` declares it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: List[_Occurrence] = []
+        self.escapes = False
+        self._stack: List[cst.CSTNode] = []  # compound statements, then the simple statement
+        self._nested = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._nested += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._nested -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._nested += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._nested -= 1
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.escapes |= any(item.name.value == self.name for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.escapes |= any(item.name.value == self.name for item in node.names)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._stack.append(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._stack.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseCompoundStatement):
+            self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, cst.BaseCompoundStatement):
+            self._stack.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value != self.name:
+            return
+        if self._nested:
+            self.escapes = True
+            return
+        statement = self._stack[-1] if self._stack else None
+        self.found.append((_harmless(statement, node), statement, tuple(self._stack[:-1])))
+
+
+def _harmless(statement, node: cst.Name):
+    """A binding of the name alone (`trainer = Trainer(model)`: True), or a statement that only calls a
+    method on it (`trainer.fit(...)`: _CALLED); False for any other use."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Assign):
+        return any(target.target is node for target in small.targets) and not _is_part(small.value, node)
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        func = small.value.func
+        if isinstance(func, cst.Attribute) and func.value is node and not any(_is_part(arg.value, node) for arg in small.value.args):
+            return _CALLED
+    return False
+
+
+def _is_part(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    if tree is node:
+        return True
+    return any(_is_part(child, node) for child in tree.children)
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.order: Dict[int, int] = {}
+        self.around: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+        self._stack: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.order[id(node)] = len(self.order)
+            self.around[id(node)] = tuple(self._stack)
+        if isinstance(node, cst.BaseCompoundStatement):
+            self._stack.append(node)
+        return not isinstance(node, (cst.BaseExpression, cst.SimpleStatementLine))
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.BaseCompoundStatement):
+            self._stack.pop()
