@@ -45,7 +45,7 @@ def test_a_device_read_before_another_move_is_not_known_to_be_the_current_place(
     # After `model.cuda()`, a device read before names where the model was: never "already there".
     codes = _codes(["device = next(model.parameters()).device", "model.cuda()", "model.to(device)",
                     "opt = torch.optim.Adam(model.parameters())", "model.to(device)"])
-    assert "DDP101" not in codes  # the second move is to the first's place: a round trip by text (known miss, 3l)
+    assert "DDP101" not in codes  # the second move goes where the first put it, the place read before: a round trip
 
 
 HELPER = '''def apply(model, mix, device=None):

@@ -556,6 +556,7 @@ class BindingWalker:
         if origin is not None and origin.kind in ("param", "self") and obj not in self._moved:
             snapshot = next(self.ids)
             self.origins[snapshot] = origin  # only ever a device value: no event stands on it
+            self._earlier_places.add(snapshot)
         if not self._silent:
             self._moved.add(obj)  # a loop's first walk, for its bindings only, moves nothing yet
         for key, binding in list(self.env.items()):

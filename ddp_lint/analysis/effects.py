@@ -366,7 +366,8 @@ class EffectWalker:
             carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
             for each in receiver.handles:
                 self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
-                                          carriers=carriers, device_of=device))
+                                          carriers=carriers, device_of=device,
+                                          to_earlier_place=bool(device & self._earlier_places)))
             # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
             # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
             whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"

@@ -216,6 +216,9 @@ class PlacementEvent:
     # Made by a placement method the class's users call, inherited from this base (`imputer.to(device)` of
     # `BaseModel`): it goes where they say, so never where the object already is (no round trip).
     inherited_from: str = ""
+    # To a device read from the object before an earlier move here (`device = next(m.parameters()).device;
+    # m.cuda(); ...; m.to(device)`): back to where it was, not to where the last move put it.
+    to_earlier_place: bool = False
 
     @property
     def new_place(self) -> bool:

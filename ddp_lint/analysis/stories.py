@@ -272,6 +272,9 @@ def _target(event: PlacementEvent) -> str:
     if event.kind == cat.CAST:
         text = (event.argument_text or event.operation).replace(cat.TORCH_PREFIX, "")
         return cat.DTYPE_ALIASES.get(text, text)
+    if event.to_earlier_place:
+        # where the object was before an earlier move: a place of its own, the same only for the same read
+        return "<where it was: %s>" % ",".join(map(str, sorted(event.device_of)))
     text = event.argument_text.strip().strip("'\"")
     return text if text.startswith(cat.NAMED_DEVICE_PREFIXES) else ""
 
