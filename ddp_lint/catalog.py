@@ -699,6 +699,13 @@ TRANSPARENT_ATTRIBUTES: FrozenSet[str] = frozenset({"module", "_orig_mod"})
 # Attributes only a tensor has (a module has neither): what they hold is a tensor, whose move or cast is a
 # new tensor (see TENSOR_COPY_METHODS), never the module's.
 TENSOR_ATTRIBUTES: FrozenSet[str] = frozenset({"data", "grad"})
+# The settings torch's modules keep as numbers (`nn.Linear.out_features`, `nn.Conv2d.kernel_size`): what
+# they hold is never a module or a parameter, whatever module they are read from.
+MODULE_SETTING_ATTRIBUTES: FrozenSet[str] = frozenset({
+    "in_features", "out_features", "in_channels", "out_channels", "kernel_size", "stride", "dilation",
+    "num_embeddings", "embedding_dim", "padding_idx", "num_features", "hidden_size", "input_size", "num_layers",
+    "normalized_shape", "num_heads", "embed_dim", "head_dim", "training",
+})
 
 # `.to()` arguments that make the move a parameter replacement (new objects), and no-op devices.
 REPLACING_DEVICE_MARKERS: Tuple[str, ...] = ("xla", "lazy")

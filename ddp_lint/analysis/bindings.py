@@ -294,6 +294,8 @@ class BindingWalker:
                 if self._is_library_root(dotted.split(".", 1)[0]):
                     # `torch.optim.AdamW` named, not called (`opt_cls = AdamW if args.adamw else SGD`)
                     return Value(makes=self.catalog.holders.get(self._qualify(dotted)))
+                if isinstance(node, cst.Attribute) and node.attr.value in cat.MODULE_SETTING_ATTRIBUTES:
+                    return EMPTY  # `head.out_features`: a number, not a part of the module
                 carried = self._carried_parameters(dotted) if self._instances else None
                 if carried:
                     return Value(params=carried)
@@ -323,14 +325,7 @@ class BindingWalker:
         if isinstance(node, cst.Call):
             return self._eval_call(node)
         if isinstance(node, (cst.Lambda,)):
-            # deferred code: its effects do not happen here; but `lambda params: Adam(params, lr=1e-3)`
-            # is a callable that builds what its body's callee builds
-            body = node.body
-            if isinstance(body, cst.Call) and isinstance(body.func, (cst.Name, cst.Attribute)) and not (
-                    isinstance(body.func, cst.Name) and body.func.value in _lambda_parameters(node)):
-                maker = self._eval(body.func).makes
-                return Value(makes=maker) if maker else EMPTY
-            return EMPTY
+            return self._lambda_maker(node)  # deferred code: its effects do not happen here
         if isinstance(node, cst.Subscript):
             return self._eval_subscript(node)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -433,6 +428,16 @@ class BindingWalker:
         if method in cat.REGROUP_METHODS and receiver.holders:
             self._emit(RegroupEvent(self._site(call), receiver.holders))
         return receiver, method, False
+
+    def _lambda_maker(self, node: cst.Lambda) -> Value:
+        """`lambda params: Adam(params, lr=1e-3)`: a callable that builds what its body's callee builds."""
+        body = node.body
+        if isinstance(body, cst.Call) and isinstance(body.func, (cst.Name, cst.Attribute)) and not (
+                isinstance(body.func, cst.Name) and body.func.value in _lambda_parameters(node)):
+            maker = self._eval(body.func).makes
+            if maker:
+                return Value(makes=maker)
+        return EMPTY
 
     def _is_library_root(self, root: str) -> bool:
         """A name that means an imported module here: imported and not rebound, or `torch` itself,
