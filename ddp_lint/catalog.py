@@ -605,6 +605,7 @@ def syncs_optimizer(context_manager: str) -> bool:
 
 # Optimizer methods that create or load state (a later move strands it).
 STEP = "step"
+BACKWARD = "backward"  # `loss.backward()`: the modules called in computing `loss` get gradients
 LOAD_STATE = "load_state_dict"
 STATE_METHODS: Dict[str, str] = {LOAD_STATE: LOAD_STATE, STEP: STEP}
 # An optimizer's state tensors (`optimizer.state[p]["exp_avg"]`): moved with the model, they follow it.

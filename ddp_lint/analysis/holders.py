@@ -78,6 +78,11 @@ class HolderWalker:
                 # `train(model: nn.Module, loss_fn: nn.Module, optimizer: Optimizer)`: the module named
                 # as the model is what the optimizer trains, not the loss annotated as a module too
                 paired = [m for m in models if all(m is not a for a in annotated_only)]
+            if not paired and len(models) > 1 and self.optimizer_uses is not None:
+                # types from use: the modules whose outputs reach the `.backward()` before its steps
+                # (`self.student(batch).sum().backward(); self.optimizer.step()`), not the teacher
+                trained = self.optimizer_uses().trains(use_key(name))
+                paired = [m for m in models if use_key(m.text) in trained]
             event = HolderEvent(Site(next(self.order), function, (function,)), cat.LAZY, "parameter",
                                 frozenset(paired or models), var=name, arrives=label, arrives_key=key)
             self._emit(event)

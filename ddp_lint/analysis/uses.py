@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .. import catalog as cat
 from ..syntax import python_tree
@@ -121,6 +121,12 @@ class OptimizerUses:
     names: FrozenSet[str] = frozenset()
     alone: FrozenSet[str] = frozenset()
     handed: FrozenSet[str] = frozenset()  # passed on as `optimizer=`: what the callee takes is one
+    # What each stepped name trains: the modules called in what a `.backward()` of the same function
+    # runs on (`self.student(batch).sum().backward(); self.optimizer.step()`: `optimizer` -> `student`)
+    trained: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+
+    def trains(self, key: str) -> FrozenSet[str]:
+        return next((modules for stepped, modules in self.trained if stepped == key), frozenset())
 
 
 def optimizer_uses(source: str) -> OptimizerUses:
@@ -144,4 +150,41 @@ def optimizer_uses(source: str) -> OptimizerUses:
             used.update(sources)
         if use_key(variable) in alone:
             alone.update(sources)
-    return OptimizerUses(frozenset(used), frozenset(alone), frozenset(collector.handed))
+    trained: Dict[str, Set[str]] = {}
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stepped, modules in _trained_in(function).items():
+                trained.setdefault(stepped, set()).update(modules)
+    return OptimizerUses(frozenset(used), frozenset(alone), frozenset(collector.handed),
+                         tuple((key, frozenset(modules)) for key, modules in sorted(trained.items())))
+
+
+def _trained_in(function: ast.AST) -> Dict[str, Set[str]]:
+    """For each name stepped in the function, the use keys of the callables called in what its
+    `.backward()` calls run on, through the names assigned on the way (`loss = criterion(net(x), y)`)."""
+    computed: Dict[str, Set[str]] = {}  # a local name -> the callables called in its value
+    reached: Set[str] = set()
+    stepped: Set[str] = set()
+    nodes = list(ast.walk(function))
+    assigned = [node for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)]
+    for _ in range(2):  # twice: a value may read a name assigned further down the walk
+        for node in assigned:
+            computed.setdefault(node.targets[0].id, set()).update(_called_in(node.value, computed))
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+            if node.func.attr == cat.BACKWARD:
+                reached |= _called_in(node.func.value, computed)
+            elif node.func.attr == cat.STEP and _dotted(node.func.value):
+                stepped.add(use_key(_dotted(node.func.value)))
+    return {key: reached for key in stepped} if reached else {}
+
+
+def _called_in(node: ast.AST, computed: Dict[str, Set[str]]) -> Set[str]:
+    called: Set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and _dotted(inner.func):
+            called.add(use_key(_dotted(inner.func)))
+        elif isinstance(inner, ast.Name) and inner.id in computed:
+            called |= computed[inner.id]
+    return called
