@@ -765,6 +765,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     summary.returns_value = bool(walker.returns)
     summary.fields = _returned_fields(walker)
     summary.returned_instances = _returned_instances(walker)
+    summary.returned_placements = _returned_placements(walker)
     summary.attributes = _kept_arguments(walker)
     spread = walker.kwargs_spread
     if walker._kwargs_name is not None and spread is not None and all(taken is not None for taken in spread.values()):
@@ -839,6 +840,14 @@ def _kept_in_containers(walker: ScopeWalker) -> List[KeptHolder]:
                 seen.add(id(built))
                 kept.append(KeptHolder(built.kind, built.label, models, built.bucket_view, key))
     return kept
+
+
+def _returned_placements(walker: ScopeWalker) -> Tuple[PlacementEvent, ...]:
+    """The moves and casts of a new object the function returns, as its callers replay them."""
+    returned = {value.handle.obj for value in walker.returns
+                if value.handle is not None and _origin_kind(walker, value.handle) not in ("param", "self")}
+    return tuple(_with_device_origins(event, walker) for event in walker.scope.of_type(PlacementEvent)
+                 if event.handle.obj in returned and not event.handle.sub and event.kind in (cat.MOVE, cat.CAST))
 
 
 def _with_device_origins(event: PlacementEvent, walker: ScopeWalker) -> PlacementEvent:

@@ -75,6 +75,11 @@ class SummaryReplay:
             return self._construct(call, summary, actual, truths)
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional, keywords)
+        return self._result_of(call, summary, actual, positional, keywords, via, own)
+
+    def _result_of(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value],
+                   keywords: Dict[str, Value], via: str, own: bool) -> Optional[Value]:
+        """What a call of a summarised function returns, when it is no new object of a class nor a tuple."""
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -98,6 +103,8 @@ class SummaryReplay:
             params = frozenset(h for origin, sub in summary.returned_params for h in actual(origin, sub))
             if params:
                 return Value(params=params)
+        if summary.returned_placements:
+            return self._returned_placed(call, summary, via, self._origin_places(positional, keywords, own))
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _each_class(self, call: cst.Call, dotted: str, args, owner: str, union: Instance) -> Optional[Value]:
@@ -343,6 +350,22 @@ class SummaryReplay:
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from))
+
+    def _returned_placed(self, call: cst.Call, summary: HelperSummary, via: str, places) -> Value:
+        """A new object the callee moved or cast before it returned it (`return Model(**cfg).to(device)`):
+        made by this call, and placed so here, where the caller's device value says."""
+        new = Handle(next(self.ids), (), f"{summary.name}()")
+        self.scope.built_here.add(new.obj)
+        for event in summary.returned_placements:
+            passed = _argument_at_call(call, summary.param_names, event.argument_text)
+            source = event.source or event.site.node
+            elsewhere = event.elsewhere or (Elsewhere(summary.locate, source) if summary.locate else None)
+            self._emit(PlacementEvent(self._site(call, via=via), new, event.kind, event.label,
+                                      argument_text=plain_text(passed) if passed is not None else event.argument_text,
+                                      operation=event.operation, elsewhere=elsewhere,
+                                      device_of=places(event.device_origins) if event.device_origins else frozenset(),
+                                      source=None if elsewhere is not None else source))
+        return Value(handle=new)
 
     def _drop_unread_keywords(self, call: cst.Call, summary: HelperSummary, args) -> None:
         """`Trainer(model, optimizer=AdamW(...))` whose `**kwargs` never reads `optimizer` (it takes

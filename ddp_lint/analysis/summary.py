@@ -190,6 +190,9 @@ class HelperSummary:
     fields: Tuple[Optional[ReturnedField], ...] = ()
     # The objects of summarised classes it returns, one per class it may build (on any path).
     returned_instances: Tuple[ReturnedInstance, ...] = ()
+    # The moves and casts of a new object it returns (`return Model(**config).to(device)`): the object a
+    # call gets is placed so at the call (device values as the arguments its callers fill in).
+    returned_placements: Tuple[PlacementEvent, ...] = ()
 
     def attributes_read(self) -> Tuple[Part, ...]:
         """What a getter or property returns of its object: the attribute (`return self.model`), or each
