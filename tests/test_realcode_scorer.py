@@ -186,3 +186,14 @@ def test_a_repository_comes_from_a_bare_snapshot(tmp_path):
     _git("clone", "-q", "--bare", str(clone), str(tmp_path / "mirror" / "some-one+repo" / "repo"), cwd=tmp_path)
     src = realcode.fetch_repository(f"github:some-one/repo@{commit}", tmp_path / "work", True, 60, tmp_path / "mirror")
     assert (src / "pkg" / "train.py").read_text(encoding="utf-8") == "opt = None\n"
+
+
+def test_a_placement_named_by_a_finding_of_another_pair_is_counted_apart_not_as_recall():
+    item = _item()
+    item.required.append(_pair(10, 16, "move"))
+    scored = realcode.match(item, [_finding(10, "DDP101", [12, 16])])
+    default = realcode.score([scored], realcode.SELECTIONS["default"])
+    assert (default["found"], default["required"], default["named_by_another_pair_finding"]) == (1, 3, 1)
+    unnamed = realcode.score([realcode.match(item, [_finding(10, "DDP101", [12])])], realcode.SELECTIONS["default"])
+    assert unnamed["named_by_another_pair_finding"] == 0
+
