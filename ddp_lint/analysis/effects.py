@@ -108,6 +108,8 @@ class EffectWalker:
             result = self._method_effect(call, method, receiver, args)
             if result is not None:
                 return result
+        if dotted and _names_own_base_method(call, dotted):
+            return self._base_method_on_self(call, dotted, args)
         if dotted:
             # an object's own method was replayed above, once: its events must not happen twice
             result = None if own else self._helper_effect(call, dotted, args)
@@ -187,6 +189,21 @@ class EffectWalker:
         else:
             return None
         return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
+
+    def _base_method_on_self(self, call: cst.Call, dotted: str, args) -> Value:
+        """`DQN.__init__(self, config)` in a subclass: the named base's method runs on this object with
+        the arguments after `self`, as `super().__init__(config)` would. A class the header does not
+        name as a base, or one with no summary, is not followed: its method is never taken for a call
+        that makes a new object, nor handed `self` as its first argument."""
+        base, _, method = dotted.partition(".")
+        saved = self._anchor
+        self._anchor = saved or call  # events stand at this call, not at the call without `self`
+        try:
+            result = self._helper_effect(call.with_changes(args=call.args[1:]), f"self.{method}", args[1:],
+                                         inherited=True, base=base)
+        finally:
+            self._anchor = saved
+        return result if result is not None else EMPTY
 
     def _held_module(self, receiver: Value) -> bool:
         """Types from use: what an optimizer here holds the parameters of is a module."""
@@ -536,6 +553,14 @@ def _kept_place(receiver: Value, args, method: Optional[str]) -> FrozenSet[int]:
         return receiver.device_of if method not in cat.HOME_METHODS else frozenset()
     known = {value.device_of for arg, value in args if arg.keyword is None and not arg.star and value.device_of}
     return known.pop() if len(known) == 1 else frozenset()
+
+
+def _names_own_base_method(call: cst.Call, dotted: str) -> bool:
+    """`Base.__init__(self, config)`, `Base.setup(self)`: a base's method called on this object."""
+    first = call.args[0] if call.args else None
+    return (dotted.count(".") == 1 and not dotted.startswith("self.") and first is not None
+            and first.keyword is None and not first.star and isinstance(first.value, cst.Name)
+            and first.value.value == "self")
 
 
 def _is_super_call(func: cst.BaseExpression) -> bool:

@@ -573,6 +573,10 @@ class _LazySummaries(_Lazy):
         """The method as the bases define it: what `super().name()` runs."""
         return self._inherited(name) if self._inherited is not None else None
 
+    def of_base(self, base: str, name: str) -> Optional[HelperSummary]:
+        """The method as the base `base` (a name the class's header gives) has it."""
+        return self._inherited.named(base, name) if self._inherited is not None else None
+
 
 def _decorated(method: cst.FunctionDef, names: FrozenSet[str]) -> bool:
     """Whether a decorator's last name is one of `names` (`@abc.abstractmethod`, `@property`)."""
@@ -643,6 +647,8 @@ def _bases(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef], imports: Impor
             found = acting + [pair for pair in found if not _acts(pair[0])]
         return next((summary for summary, own in found if own is not False), found[0][0] if found else None)
 
+    # `Base.__init__(self, config)`: the method as the base the call names has it
+    inherited.named = lambda base, name: one(base, name)[0] if base in names else None
     return inherited
 
 

@@ -20,14 +20,20 @@ from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HAN
 class SummaryReplay:
     """Calls of the project's functions and classes, for `ScopeWalker` (analysis/walker.py)."""
 
-    def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False) -> Optional[Value]:
+    def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False,
+                       base: Optional[str] = None) -> Optional[Value]:
         """A call of a function, method or class the analysis has a summary of: its events replayed
-        here on what this call hands it, and what it returns."""
+        here on what this call hands it, and what it returns. `base`: the base class an inherited call
+        names (`Base.__init__(self, ...)`)."""
         owner = dotted.rpartition(".")[0]
         union = self._instance_of(owner) if owner and owner != "self" and not inherited else None
         if union is not None and union.others:
             return self._each_class(call, dotted, args, owner, union)
-        summary, instance = self._summary_for(dotted, inherited)
+        if base is not None:
+            lookup = getattr(self.method_helpers, "of_base", None)
+            summary, instance = (lookup(base, dotted[5:]) if lookup is not None else None), None
+        else:
+            summary, instance = self._summary_for(dotted, inherited)
         if summary is None:
             return None
         summary = self._in_context(summary, call)
