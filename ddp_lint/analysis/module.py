@@ -1,6 +1,7 @@
 """Splits a file into scopes, analyses each in an order that lets callers see their helpers' summaries."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import os
@@ -20,7 +21,7 @@ from .heap import Origin, handle_key
 from .summary import (BuiltHolder, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement)
 from .walker import ScopeWalker
-from .flow import collect_bound
+from ..syntax import python_tree
 from .heap import ModuleTables
 from .aliases import Alias, alias_in
 
@@ -110,7 +111,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     for definition in _definitions(module.body):
         analyze_definition(definition, "", register=True)
-    _walk_again_with_makers(_definitions(module.body), where, analysis, project, rewalk, analyze_definition)
+    _walk_again_with_makers(_definitions(module.body), where, analysis, project, rewalk, analyze_definition,
+                            lambda: module.code if source is None else source)
     walker = new_walker("<module>", {})
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
@@ -119,16 +121,21 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
 
 def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,
-                            rewalk: Dict[str, tuple], analyze_definition) -> None:
+                            rewalk: Dict[str, tuple], analyze_definition, source: Callable[[], str]) -> None:
     """A function or class whose callers (in the file or the project) hand the callables it calls
     (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them, and that
     walk's scope takes the place of its first walk's (its nested definitions' stay as they were)."""
-    for definition in definitions:
-        makers = _handed_makers(definition, where, analysis.calls, project)
+    if not project and not any(isinstance(handed.get(name), HandedMaker) for _, _, handed in analysis.calls
+                               for name in handed):
+        return  # no caller here hands a callable, and no other module is asked
+    called = _called_parameters(source())
+    for definition in definitions if called else ():
+        name = definition.name.value
+        makers = _handed_makers(called.get(name, frozenset()), (where, name), analysis.calls, project)
         if not makers:
             continue
         index = len(analysis.scopes)
-        rewalk["makers"] = ((where, definition.name.value), makers)
+        rewalk["makers"] = ((where, name), makers)
         try:
             analyze_definition(definition, "", register=False)
         finally:
@@ -138,16 +145,11 @@ def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, anal
         analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
 
 
-def _handed_makers(definition: cst.CSTNode, where: str, calls: List[tuple], project) -> Dict[str, str]:
+def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[tuple], project) -> Dict[str, str]:
     """The parameters a function (or a class's constructor) calls that its callers hand a callable
     building a holder, with that holder's kind; asked only of definitions that call a parameter."""
-    function = definition if isinstance(definition, cst.FunctionDef) else (
-        next((m for m in _methods_of(definition) if m.name.value == "__init__"), None)
-        if isinstance(definition, cst.ClassDef) else None)
-    called = _called_parameters(function) if function is not None else frozenset()
     if not called:
         return {}
-    key = (where, definition.name.value)
     facts = [handed for callee, _, handed in calls if callee == key]
     elsewhere = project.call_facts(key) if project is not None else None
     facts.extend(handed for _, _, handed in elsewhere or ())
@@ -155,18 +157,40 @@ def _handed_makers(definition: cst.CSTNode, where: str, calls: List[tuple], proj
             if isinstance(handed.get(name), HandedMaker)}
 
 
-def _called_parameters(function: cst.FunctionDef) -> FrozenSet[str]:
-    """The parameters the body calls and never rebinds (`self.opt = opt_fn(self.params)`)."""
-    names = {param.name.value for param in (*function.params.posonly_params, *function.params.params,
-                                            *function.params.kwonly_params)}
-    visitor = _PlainCalls()
-    function.body.visit(visitor)
-    called = visitor.names & names
-    if not called:
-        return frozenset()
-    rebound: set = set()
-    collect_bound(function.body, rebound)
-    return frozenset(called - rebound)
+def _called_parameters(source: str) -> Dict[str, FrozenSet[str]]:
+    """For each module-level function and class (its `__init__`), the parameters its body calls and
+    never rebinds (`self.opt = opt_fn(self.params)`); read from Python's own tree, once per file."""
+    try:
+        tree = python_tree(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    table: Dict[str, FrozenSet[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            function = next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+        else:
+            function = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if function is None:
+            continue
+        arguments = function.args
+        names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        inner = list(_own_nodes(function))
+        called = {n.func.id for n in inner if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)} & names
+        if called:
+            table[node.name] = frozenset(called - {n.id for n in inner if isinstance(n, ast.Name)
+                                                   and isinstance(n.ctx, ast.Store)})
+    return table
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's own body: not those of the functions, lambdas and classes it defines,
+    which run later, as scopes of their own."""
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[str, cst.FunctionDef],
@@ -272,15 +296,6 @@ class _SelfCalls(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             self.names.add(func.attr.value)
-
-
-class _PlainCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name):
-            self.names.add(node.func.value)
 
 
 def _self_calls(function: cst.FunctionDef) -> Set[str]:

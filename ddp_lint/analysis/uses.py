@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Dict, FrozenSet, List, Optional, Set
 
 from .. import catalog as cat
 from ..syntax import python_tree
@@ -121,12 +122,13 @@ class OptimizerUses:
     names: FrozenSet[str] = frozenset()
     alone: FrozenSet[str] = frozenset()
     handed: FrozenSet[str] = frozenset()  # passed on as `optimizer=`: what the callee takes is one
-    # What each stepped name trains: the modules called in what a `.backward()` of the same function
-    # runs on (`self.student(batch).sum().backward(); self.optimizer.step()`: `optimizer` -> `student`)
-    trained: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    source: str = field(default="", compare=False, repr=False)
 
     def trains(self, key: str) -> FrozenSet[str]:
-        return next((modules for stepped, modules in self.trained if stepped == key), frozenset())
+        """What a stepped name trains: the modules called in what a `.backward()` of the same function
+        runs on (`self.student(batch).sum().backward(); self.optimizer.step()`: `optimizer` -> `student`);
+        read on first need, once per text."""
+        return _trained(self.source).get(key, frozenset())
 
 
 def optimizer_uses(source: str) -> OptimizerUses:
@@ -150,13 +152,21 @@ def optimizer_uses(source: str) -> OptimizerUses:
             used.update(sources)
         if use_key(variable) in alone:
             alone.update(sources)
+    return OptimizerUses(frozenset(used), frozenset(alone), frozenset(collector.handed), source)
+
+
+@lru_cache(maxsize=4)
+def _trained(source: str) -> Dict[str, FrozenSet[str]]:
+    try:
+        tree = python_tree(source, keep=False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
     trained: Dict[str, Set[str]] = {}
     for function in ast.walk(tree):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for stepped, modules in _trained_in(function).items():
                 trained.setdefault(stepped, set()).update(modules)
-    return OptimizerUses(frozenset(used), frozenset(alone), frozenset(collector.handed),
-                         tuple((key, frozenset(modules)) for key, modules in sorted(trained.items())))
+    return {key: frozenset(modules) for key, modules in trained.items()}
 
 
 def _trained_in(function: ast.AST) -> Dict[str, Set[str]]:
