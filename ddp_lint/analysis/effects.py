@@ -109,7 +109,9 @@ class EffectWalker:
             if result is not None:
                 return result
         if dotted and _names_own_base_method(call, dotted):
-            return self._base_method_on_self(call, dotted, args)
+            result = self._base_method_on_self(call, dotted, args)
+            if result is not None:
+                return result
         if dotted:
             # an object's own method was replayed above, once: its events must not happen twice
             result = None if own else self._helper_effect(call, dotted, args)
@@ -190,12 +192,14 @@ class EffectWalker:
             return None
         return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
 
-    def _base_method_on_self(self, call: cst.Call, dotted: str, args) -> Value:
+    def _base_method_on_self(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         """`DQN.__init__(self, config)` in a subclass: the named base's method runs on this object with
-        the arguments after `self`, as `super().__init__(config)` would. A class the header does not
-        name as a base, or one with no summary, is not followed: its method is never taken for a call
-        that makes a new object, nor handed `self` as its first argument."""
+        the arguments after `self`, as `super().__init__(config)` would. None when the class header
+        names no such base with a summary (`utils.to_device(self, device)` is a plain call)."""
         base, _, method = dotted.partition(".")
+        lookup = getattr(self.method_helpers, "of_base", None)
+        if lookup is None or lookup(base, method) is None:
+            return None
         saved = self._anchor
         self._anchor = saved or call  # events stand at this call, not at the call without `self`
         try:
