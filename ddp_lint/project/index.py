@@ -26,7 +26,6 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
 from ..analysis.aliases import alias_in
-from ..analysis.summary import LIBRARY_MODULE
 from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
@@ -257,6 +256,8 @@ class ProjectIndex:
         attributes to this class, or to another class that defines a method of that name itself; a call
         through an object it cannot name, through `self` outside the class (a subclass's), or on an
         object of a class that inherits the method (perhaps from this one) leaves the callers unknown."""
+        from ..analysis.summary import LIBRARY_MODULE  # here: the flake8 plugin imports this module without LibCST
+
         path, name = key
         owner, _, method = name.partition(".")
         token = re.compile(r"\.\s*%s\s*\(" % re.escape(method))
