@@ -78,16 +78,6 @@ def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
     return _remembered(text, ("holder", id(catalog), with_wraps), ask)
 
 
-def wrapper_word(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
-    """Whether the text names a wrapper the catalog knows (`DistributedDataParallel`, `FSDP`)."""
-    return _words(catalog.prefilter(with_wraps).wrapper_words).search(text) is not None
-
-
-@lru_cache(maxsize=8)
-def _words(words: Tuple[str, ...]) -> "re.Pattern[str]":
-    return _any_of(words)
-
-
 def _has_placement(text: str, catalog: cat.Catalog, with_wraps: bool, unpickling: bool = True) -> bool:
     """`unpickling=False`: a placement token other than an unpickling call's (the project stage's own half)."""
     def ask() -> bool:

@@ -51,7 +51,6 @@ class ProjectIndex:
         self._calls: Dict[str, List[tuple]] = {}
         self._returns: Dict[Tuple[str, str, int], Set[Tuple[str, str]]] = {}  # see _returned_classes
         self._hierarchies: Dict[Tuple[str, str], Tuple[Set[str], Set[str]]] = {}  # see _hierarchy_methods
-        self._wrapping: Dict[Tuple[str, bool], bool] = {}  # (module, with_wraps) -> names a wrapper (_names_wrapper)
 
     # ----- for the cache ---------------------------------------------------------------------------
     def begin(self) -> None:
@@ -356,12 +355,8 @@ class ProjectIndex:
         spelled as classes are looked at."""
         halves: Dict[str, Tuple[bool, bool]] = {}
         attribute_calls: Optional[Set[str]] = None
-        for local, (path, name) in self._called_definitions(text, importer, True, classes_only, with_wraps):
+        for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
-                # a function's block that makes a gradient-synchronizing wrapper (`ddp_model = wrap(model,
-                # rank)`, then a cast of it): that half only
-                if self._makes_wrapper(path, name, with_wraps):
-                    halves[local] = (True, halves.get(local, (False, False))[1])
                 continue
             h, p = self._sharp_halves(path, name, with_wraps)
             if not name[:1].isupper() and not (h and p):
@@ -397,33 +392,6 @@ class ProjectIndex:
                     before = halves.get(local, (False, False))
                     halves[local] = (before[0] or h, before[1] or p)
         return halves
-
-    def _names_wrapper(self, path: str, with_wraps: bool) -> bool:
-        """Whether a module's text names a wrapper the catalog knows (`DistributedDataParallel`): only
-        then may a function of it make one (the answer depends on that module: it is consulted)."""
-        key = (path, with_wraps)
-        if key not in self._wrapping:
-            text = self._text(path)
-            from ..prefilter import wrapper_word
-
-            self._wrapping[key] = text is not None and wrapper_word(text, self.catalog, with_wraps)
-        else:
-            self.consulted.add(path)
-        return self._wrapping[key]
-
-    def _makes_wrapper(self, path: str, name: str, with_wraps: bool) -> bool:
-        """Whether a function's own block (its code, not comments or docstrings) names a wrapper the
-        catalog knows, and the tree stage finds a holder-or-wrapper half there."""
-        text = self._text(path)
-        block = _definition_block(text, name) if text is not None else None
-        if not block or block.startswith("class"):
-            return False
-        from ..prefilter import code_only, wrapper_word
-
-        code = code_only(block)
-        if not wrapper_word(block if code is None else code, self.catalog, with_wraps):
-            return False
-        return self._sharp_halves(path, name, with_wraps)[0]
 
     def type_alias(self, dotted: str, importer: str):
         """The generic alias `dotted` (as imported in `importer`) stands for, when a module of the
@@ -492,8 +460,7 @@ class ProjectIndex:
                         found.add((head, resolved))
         return found
 
-    def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False,
-                            with_wraps: Optional[bool] = None) -> Set:
+    def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
         """(path, name) of the project definitions the text calls through its imports: `f(` for an
         imported function or class, `mod.f(` through an imported module (`classes_only`: `Agent(`
         and `mod.Agent(` only). Each import is resolved first, and the text is searched for calls of
@@ -513,17 +480,15 @@ class ProjectIndex:
                 continue
             if not resolved[1]:
                 searched[local] = True
-            elif (not classes_only or dotted.rsplit(".", 1)[-1][:1].isupper()
-                  or (with_wraps is not None and self._names_wrapper(resolved[0], with_wraps))):
+            elif not classes_only or dotted.rsplit(".", 1)[-1][:1].isupper():
                 searched[local] = False
         for local, attribute in _calls_through(text, searched):
             if (attribute is not None) != searched[local]:
                 continue  # a module called, or an attribute of a definition
             name = f"{imported[local]}.{attribute}" if attribute else imported[local]
-            resolved = self._resolve(name, importer)
-            if classes_only and not name.rsplit(".", 1)[-1][:1].isupper() and not (
-                    with_wraps is not None and resolved is not None and self._names_wrapper(resolved[0], with_wraps)):
+            if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
                 continue
+            resolved = self._resolve(name, importer)
             if resolved is not None and resolved[1] and "." not in resolved[1]:
                 found.add((local, resolved) if by_local else resolved)
         return found
