@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import warnings
 from collections import OrderedDict
-from typing import Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 # The last few texts kept, by identity (the text is kept with its tree, so an id is never reused
 # while its entry lives): a file's stages ask about one text object in turn.
@@ -37,3 +37,36 @@ def python_tree(text: str, keep: bool = True) -> ast.Module:
 
 def forget() -> None:
     _TREES.clear()
+
+
+# Fields that never hold a node worth visiting: `ctx` is a Load/Store singleton under every name,
+# the others hold identifiers and constants, or `alias` nodes that the prefilter reads from their
+# import. So a list field holds only nodes (or None, for a `**` entry of a dict display). Skipping
+# them is most of why `walk` beats `ast.walk`, which reads every field of every node through two
+# generators: 0.62 s against 0.33 s for PyTorch's 133 token-stage files.
+_LEAF_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "module", "level", "kind", "type_comment",
+                          "is_async", "simple", "conversion", "names", "kwd_attrs", "rest"})
+_CHILD_FIELDS: Dict[type, tuple] = {}
+
+
+def walk(root: ast.AST, stop: frozenset = frozenset()) -> Iterable[ast.AST]:
+    """Every node under `root`, root included, in no particular order (its readers only collect);
+    a node whose type is in `stop` is yielded but not entered."""
+    stack: List[Optional[ast.AST]] = [root]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        yield node
+        kind = type(node)
+        if kind in stop:
+            continue
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(value)
+            elif isinstance(value, ast.AST):
+                stack.append(value)

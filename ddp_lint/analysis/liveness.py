@@ -143,18 +143,12 @@ def _harmless(statement, node: cst.Name):
         return False
     small = statement.body[0]
     if isinstance(small, cst.Assign):
-        return any(target.target is node for target in small.targets) and not _is_part(small.value, node)
+        return any(target.target is node for target in small.targets)
     if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         func = small.value.func
-        if isinstance(func, cst.Attribute) and func.value is node and not any(_is_part(arg.value, node) for arg in small.value.args):
-            return _CALLED
+        if isinstance(func, cst.Attribute) and func.value is node:
+            return _CALLED  # an argument naming it too is an occurrence of its own, judged apart
     return False
-
-
-def _is_part(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    if tree is node:
-        return True
-    return any(_is_part(child, node) for child in tree.children)
 
 
 class _Order(cst.CSTVisitor):

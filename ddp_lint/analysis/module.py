@@ -21,7 +21,7 @@ from .heap import Origin, handle_key
 from .summary import (BuiltHolder, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement)
 from .walker import ScopeWalker
-from ..syntax import python_tree
+from ..syntax import python_tree, walk
 from .heap import ModuleTables
 from .aliases import Alias, alias_in
 
@@ -157,6 +157,9 @@ def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[tup
             if isinstance(handed.get(name), HandedMaker)}
 
 
+_DEFERRED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+
+
 def _called_parameters(source: str) -> Dict[str, FrozenSet[str]]:
     """For each module-level function and class (its `__init__`), the parameters its body calls and
     never rebinds (`self.opt = opt_fn(self.params)`); read from Python's own tree, once per file."""
@@ -174,23 +177,13 @@ def _called_parameters(source: str) -> Dict[str, FrozenSet[str]]:
             continue
         arguments = function.args
         names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-        inner = list(_own_nodes(function))
+        # its own body: the functions, lambdas and classes it defines run later, as scopes of their own
+        inner = [n for child in ast.iter_child_nodes(function) for n in walk(child, _DEFERRED)]
         called = {n.func.id for n in inner if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)} & names
         if called:
             table[node.name] = frozenset(called - {n.id for n in inner if isinstance(n, ast.Name)
                                                    and isinstance(n.ctx, ast.Store)})
     return table
-
-
-def _own_nodes(function: ast.AST):
-    """The nodes of a function's own body: not those of the functions, lambdas and classes it defines,
-    which run later, as scopes of their own."""
-    todo = list(ast.iter_child_nodes(function))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _walk_class(walker: ScopeWalker, methods: List[cst.FunctionDef], own: Dict[str, cst.FunctionDef],
