@@ -184,7 +184,7 @@ def code_only(text: str) -> Optional[str]:
 
 
 def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, with_wraps: bool = True,
-                     external: Optional[Dict[str, Tuple[bool, bool]]] = None) -> bool:
+                     external: Optional[Dict[str, Tuple[bool, bool, bool]]] = None) -> bool:
     """The syntax stage on a stdlib `ast` tree (see the module docstring for why it is sound).
 
     The engine analyses each module-level function, each class (its methods together) and the
@@ -236,14 +236,19 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             helpers.setdefault(table, []).extend(joined)
     for unit in units:
         holder, placement, seen, todo = False, False, {id(unit)}, [unit]
+        called_holders: Set[str] = set()
+        called_placements: Set[str] = set()
         while todo:
             current = todo.pop()
             holder = holder or current.holder
             placement = placement or current.placement
             for name in current.names & external.keys() if external else ():
                 # a function or class of another project module this unit calls (see project_could_match)
-                holder, placement = holder or external[name][0], placement or external[name][1]
-            if holder and placement:
+                if external[name][0]:
+                    called_holders.add(name)
+                if external[name][1]:
+                    called_placements.add(name)
+            if _meet(holder, placement, called_holders, called_placements, external):
                 return True
             for name in current.names & helpers.keys():
                 for callee in helpers[name]:
@@ -516,11 +521,26 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     return tree is None or tree_could_match(tree, catalog, with_wraps, external)
 
 
-def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tuple[bool, bool]]) -> bool:
+def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tuple[bool, bool, bool]]) -> bool:
     """Whether the calls supply a half, and with the file's own halves make both."""
-    holder = any(h for h, _ in external.values())
-    placement = any(p for _, p in external.values())
-    return (holder or placement) and (own_holder or holder) and (own_placement or placement)
+    holders = {name for name, (h, _, _) in external.items() if h}
+    placements = {name for name, (_, p, _) in external.items() if p}
+    return bool(holders or placements) and _meet(own_holder, own_placement, holders, placements, external)
+
+
+def _meet(holder: bool, placement: bool, called_holders: Set[str], called_placements: Set[str],
+          external: Optional[Dict[str, Tuple[bool, bool, bool]]]) -> bool:
+    """Whether a holder and a placement meet: the text's own, or those of the calls it makes. One call
+    whose callee orders both halves in one block is not enough: that pair is the callee's, reported in
+    its module (a file whose only halves are `Trainer(args=args, model=model)`'s has nothing to report)."""
+    if holder and (placement or called_placements):
+        return True
+    if placement:
+        return bool(called_holders)
+    if not (called_holders and called_placements):
+        return False
+    both = called_holders & called_placements
+    return len(called_holders | called_placements) > 1 or not all(external[name][2] for name in both)
 
 
 def wraps_selected(settings) -> bool:

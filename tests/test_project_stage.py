@@ -58,6 +58,46 @@ def test_a_constructor_that_builds_one_supplies_the_holder(tmp_path, helpers):
     assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index)
 
 
+# A constructor that builds an optimizer and moves the model, and methods that do one each.
+ENGINE = """import torch
+
+class Engine:
+    def __init__(self, model):
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.cuda()
+
+    def build(self, model):
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def place(self, model):
+        model.cuda()
+
+def make_optimizer(model):
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+
+def place(model):
+    model.cuda()
+"""
+
+
+@pytest.mark.parametrize("body, expected", [
+    # the constructor orders both halves itself: its module reports that pair, the caller has none
+    ("    return Engine(model)\n", False),
+    ("    engine = Engine(model)\n    return engine.opt\n", False),
+    # the caller orders two calls: a holder and a placement from two blocks
+    ("    engine = Engine(model)\n    engine.build(model)\n    engine.place(model)\n", True),
+    ("    opt = make_optimizer(model)\n    place(model)\n    return opt\n", True),
+    ("    opt = make_optimizer(model)\n    return Engine(model), opt\n", True),
+    ("    engine = Engine(model)\n    model.half()\n", True),  # its own placement after the holder
+])
+def test_a_pair_one_called_block_makes_alone_is_the_callee_s(tmp_path, body, expected):
+    (tmp_path / "helpers.py").write_text(ENGINE)
+    caller = "from helpers import Engine, make_optimizer, place\n\ndef train(model):\n" + body
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    assert project_could_match(caller, str(tmp_path / "train.py"), Settings(), index) is expected
+
+
 def test_a_kept_tree_answers_for_its_own_text_only():
     first = "a = 1\n"
     assert ast.dump(syntax.python_tree(first)) == ast.dump(ast.parse(first))

@@ -347,37 +347,45 @@ class ProjectIndex:
         return not _outside_package(path)
 
     def called_halves(self, text: str, importer: str, with_wraps: bool,
-                      classes_only: bool = False) -> Dict[str, Tuple[bool, bool]]:
+                      classes_only: bool = False) -> Dict[str, Tuple[bool, bool, bool]]:
         """For each name this text calls through a project import (a module alias for `mod.f(...)`),
         whether what it calls could hold or place, judged on the text of the definition's own block
         (a `def` at the margin, or a class's `__init__`); what that calls in turn is not followed
         here (the walker follows it once the file is parsed). `classes_only`: only calls of names
-        spelled as classes are looked at."""
-        halves: Dict[str, Tuple[bool, bool]] = {}
+        spelled as classes are looked at.
+
+        The third value says the two halves came from one block alone (a constructor that builds an
+        optimizer and moves the model): that order is the callee's, and the engine reports it there
+        (one report per bug), so the name alone gives a caller nothing to report."""
+        halves: Dict[str, Tuple[bool, bool, bool]] = {}
+
+        def add(local: str, h: bool, p: bool) -> None:
+            if h or p:
+                before = halves.get(local)
+                halves[local] = (h, p, h and p) if before is None else (before[0] or h, before[1] or p, False)
+
         attribute_calls: Optional[Set[str]] = None
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
                 continue
-            h, p = self._sharp_halves(path, name, with_wraps)
-            if not name[:1].isupper() and not (h and p):
+            add(local, *self._sharp_halves(path, name, with_wraps))
+            if halves.get(local) == (True, True, False):
+                continue  # the caller may order these halves: nothing more to learn of this name
+            if not name[:1].isupper():
                 # a factory (`backend = choose_backend(model, device)`): the objects it returns are
                 # the classes it builds, whose constructors ran and whose methods the text may call
                 if attribute_calls is None:
                     attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
                 for where, built in self._returned_classes(path, name):
                     for each in (built, *(f"{built}.{m}" for m in self._class_methods(where, built) & attribute_calls)):
-                        mh, mp = self._sharp_halves(where, each, with_wraps)
-                        h, p = h or mh, p or mp
-            if name[:1].isupper() and not (h and p):
+                        add(local, *self._sharp_halves(where, each, with_wraps))
+            else:
                 # `engine = Engine(model); engine.prepare()`: the methods the text calls on any object
                 # count, each by its own block (the walker follows those on objects the class built)
                 if attribute_calls is None:
                     attribute_calls = set(_ATTRIBUTE_CALLS.findall(text))
                 for method in self._class_methods(path, name) & attribute_calls:
-                    mh, mp = self._sharp_halves(path, f"{name}.{method}", with_wraps)
-                    h, p = h or mh, p or mp
-            before = halves.get(local, (False, False))
-            halves[local] = (before[0] or h, before[1] or p)
+                    add(local, *self._sharp_halves(path, f"{name}.{method}", with_wraps))
         bases = self._base_classes(text, importer)
         if bases:
             # A base class's methods run through `self.m()` and `super().m()`: those this file calls
@@ -388,9 +396,7 @@ class ProjectIndex:
             inherited = (called - _defined_names(text)) | set(_SUPER_CALL.findall(text))
             for local, (path, name) in bases:
                 for method in inherited:
-                    h, p = self._sharp_halves(path, f"{name}.{method}", with_wraps)
-                    before = halves.get(local, (False, False))
-                    halves[local] = (before[0] or h, before[1] or p)
+                    add(local, *self._sharp_halves(path, f"{name}.{method}", with_wraps))
         return halves
 
     def type_alias(self, dotted: str, importer: str):
