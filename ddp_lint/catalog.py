@@ -472,8 +472,9 @@ SCALER_RECEIVER = r"(?i)scaler|amp"
 
 
 # A call whose name matches this (ignoring case) and that receives a model builds an optimizer:
-# `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`.
-GENERIC_HOLDER_NAME = r"(?i)optim(?!i[sz]e(?!r)|i[sz]ation)"
+# `build_optimizer`, `init_optimizers`, `get_optim`; not `optimize(...)` or `..._optimization`, and
+# not the words for what is best (`optimal_fft_length(n)`, the `optimum` package), which name no optimizer.
+GENERIC_HOLDER_NAME = r"(?i)optim(?!i[sz]e(?!r)|i[sz]ation|al|um)"
 _GENERIC_HOLDER = re.compile(GENERIC_HOLDER_NAME)
 # ... except names that step, list, collect or describe (`get_optimizer_grouped_parameters(model)`
 # collects the parameters, the optimizer comes next; `optimizer_state_dict`, `_optimizer_step_code`)

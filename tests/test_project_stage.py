@@ -32,8 +32,17 @@ def _stage(tmp_path, helpers: str) -> bool:
 
 
 def test_a_predicate_spelled_like_an_optimizer_supplies_no_holder(tmp_path):
-    # `optimum` is a holder word to the text stage; the tree stage sees no call that builds one
-    assert not _stage(tmp_path, "_optimum = True\n\ndef ready():\n    return _optimum\n")
+    # `_optim_ready` is a holder word to the text stage; the tree stage sees no call that builds one
+    assert not _stage(tmp_path, "_optim_ready = True\n\ndef ready():\n    return _optim_ready\n")
+
+
+@pytest.mark.parametrize("helpers", [
+    "from utils import optimal_fft_length\n\ndef ready(model):\n    return optimal_fft_length(model.n)\n",
+    "from optimum.onnx import export\n\ndef ready(model):\n    return export(model)\n",
+])
+def test_the_words_for_what_is_best_name_no_optimizer(tmp_path, helpers):
+    # `optimal_...` and the `optimum` package are no optimizer factory to any stage
+    assert not _stage(tmp_path, helpers)
 
 
 def test_a_function_that_builds_one_supplies_the_holder(tmp_path):
