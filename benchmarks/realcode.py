@@ -236,7 +236,11 @@ def score(results: list[Scored], codes: frozenset) -> dict:
 
     found, total = Counter(), Counter()
     by_kind_found, by_kind_total = Counter(), Counter()
-    true = false = optional = named = 0
+    true = false = optional = named = elsewhere = 0
+    # The ends of every pair a selected finding matched, per package: a pair labelled in two files (a
+    # script and the class it calls) is one bug, which the engine reports once (in one of them).
+    matched_ends = {(r.item.spec, _pair_key(pair)) for r in results for i, pair in enumerate(r.item.required)
+                    if i in r.matched and selected(r.matched[i])}
     for r in results:
         for i, pair in enumerate(r.item.required):
             if pair.needs() is not None and pair.needs() not in codes:
@@ -251,6 +255,8 @@ def score(results: list[Scored], codes: frozenset) -> dict:
                      and f.line in pair.lines_in(f.path) and (pair.placement.path, pair.placement.line) in f.related
                      for f in r.matched.values()):
                 named += 1  # a finding that counts for another pair of this holder names this placement too
+            elif (r.item.spec, _pair_key(pair)) in matched_ends:
+                elsewhere += 1  # the same ends, labelled in another file too, were found there
         true += sum(1 for f in r.matched.values() if selected(f))
         optional += sum(1 for f in r.optional_hits if selected(f))
         false += sum(1 for f, _ in r.false if selected(f))
@@ -265,7 +271,14 @@ def score(results: list[Scored], codes: frozenset) -> dict:
         # not recall: the unmatched pairs whose placement a true finding of the same holder names among its
         # related locations (one finding per holder lists every placement it reaches; a pair per placement)
         "named_by_another_pair_finding": named,
+        # not recall either: unmatched pairs whose same two ends are labelled in another file of the
+        # package and were found there (one bug, one report)
+        "found_in_another_labelled_file": elsewhere,
     }
+
+
+def _pair_key(pair: Pair) -> tuple:
+    return (pair.holder.path, pair.holder.line, pair.placement.path, pair.placement.line, pair.kind)
 
 
 def ratio(a: int, b: int) -> str:
@@ -345,6 +358,9 @@ def main(argv=None) -> int:
             print(f"    and {s['named_by_another_pair_finding']} more pairs named as related locations of a finding "
                   f"matched to another pair of their holder (one pair per finding above; counting these too: "
                   f"{ratio(s['found'] + s['named_by_another_pair_finding'], s['required'])})")
+        if s["found_in_another_labelled_file"]:
+            print(f"    and {s['found_in_another_labelled_file']} more pairs labelled in another file too, with the same "
+                  f"two ends, and found there (one report per bug; not counted above)")
 
     if args.verbose:
         print("\n=== missed required pairs")

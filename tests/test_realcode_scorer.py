@@ -197,3 +197,15 @@ def test_a_placement_named_by_a_finding_of_another_pair_is_counted_apart_not_as_
     unnamed = realcode.score([realcode.match(item, [_finding(10, "DDP101", [12])])], realcode.SELECTIONS["default"])
     assert unnamed["named_by_another_pair_finding"] == 0
 
+
+
+def test_a_pair_labelled_in_two_files_and_found_in_one_is_counted_apart_not_as_recall():
+    # a script's label names the class's lines as its ends (holder_path, placement_path), as the class's does
+    script = LabelledFile("x==1", "p/main.py", True, "")
+    script.required = [Pair(End("p/a.py", 10, ""), End("p/a.py", 12, ""), "move", "across-modules", "", (3,))]
+    klass = _item()
+    results = [realcode.match(script, []), realcode.match(klass, [_finding(10, "DDP101", [12])])]
+    default = realcode.score(results, realcode.SELECTIONS["default"])
+    assert (default["found"], default["required"], default["found_in_another_labelled_file"]) == (1, 3, 1)
+    alone = realcode.score(results[:1], realcode.SELECTIONS["default"])
+    assert (alone["found"], alone["found_in_another_labelled_file"]) == (0, 0)
