@@ -175,6 +175,8 @@ class BindingWalker:
             self.origins[handle.obj] = Origin("local", key)
             if self._built_on_cpu(value_node):
                 self.scope.built_here.add(handle.obj)
+            if value.managed:
+                self.scope.placed_by_library.add(handle.obj)
             if _is_data(value_node, value):
                 self._data.add(handle.obj)
             if value.leaf:

@@ -281,6 +281,9 @@ class ScopeEvents:
     # Objects built here from a class the analysis summarised (`metric = LearnedMetric()`): where they
     # are is known (where they were built, until moved), unlike what an unknown call returns.
     built_here: Set[int] = field(default_factory=set)
+    # Objects a managed call returned (`model, opt = amp.initialize(model, opt)`): the library placed
+    # them on the run's device (or kept them where it requires them), so a later move there is no move.
+    placed_by_library: Set[int] = field(default_factory=set)
     # A class's methods its callers call in this order on one object (`learner.compile(); learner.fit()`).
     ordered: FrozenSet[Tuple[str, str]] = frozenset()
     # A class's scope walks, besides its own methods, the inherited ones that call a method it overrides

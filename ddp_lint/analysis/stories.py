@@ -354,7 +354,7 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
     for index, wrap in placements:
         if not wrap.ddp:
             continue  # FSDP1 handles a later `_apply` (its DEVICE_AFTER init mode); DDP does not
-        moved_before = any(
+        moved_before = wrap.handle.obj in scope.placed_by_library or any(
             event.kind == cat.MOVE and event.handle.overlaps(wrap.handle) for before, event in placements if before < index
         )
         for after, event in conversions:
