@@ -12,7 +12,7 @@ from .. import catalog as cat
 from .kwargs import key_of
 from .events import DiscardedWrapperEvent, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
-from .names import dotted_name, dotted_names, operands
+from .names import code_text, dotted_name, dotted_names, operands
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
 from .flow import bound_keys
 
@@ -191,7 +191,7 @@ class BindingWalker:
         self._assign(key, Binding(handle, value.params, value.holders, value.xla, alts, value.members,
                                   value.element and value.handle is not None, value.makes, value.callables,
                                   value.device_of, value.state_of, cpu=is_cpu_device(value_node), wrapper=value.wrapper,
-                                  strings=value.strings, managed=value.managed))
+                                  strings=value.strings, managed=value.managed, unpickled=value.unpickled))
         if (not self._branches and not self._loops and "." not in key
                 and isinstance(value_node, (cst.BooleanOperation, cst.UnaryOperation))):
             self._definitions[key] = value_node
@@ -243,6 +243,10 @@ class BindingWalker:
         callee = dotted_name(node.func) if isinstance(node, cst.Call) else None
         if callee is not None and self.imports.qualify(callee) in cat.UNPICKLING_CALLS and not old.holders:
             self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, f"{callee}()", rebinds_name=True))
+        elif value.unpickled and value.handle is None and not old.holders and isinstance(node, cst.Subscript):
+            # `self.log_alpha = state_dict["sac_log_alpha"]` of what `torch.load` returned
+            label = f"{old.handle.text} = {code_text(node)}"  # the assignment is the placement
+            self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True))
 
     def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
         """What each of `count` names unpacking `value` gets."""
@@ -374,6 +378,8 @@ class BindingWalker:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self._eval(element.slice.value)
+        if inner.unpickled:
+            return Value(unpickled=True)  # `checkpoint["actor"]`: an object unpickling made, new as its container
         if inner.callables:
             return Value(callables=_pick(inner.callables, node))
         if inner.makes is not None:

@@ -72,6 +72,8 @@ class EffectWalker:
             # `self.model.train()` on the model an optimizer holds: a module's method, for the count of a
             # project method's callers (a plain class's `Solver.train` is not called here)
             self.calls.append(((LIBRARY_MODULE, f"{LIBRARY_MODULE}.{method}"), frozenset(), {}))
+        if dotted is not None and (self._qualify(dotted) or dotted) in cat.UNPICKLING_CALLS:
+            value = dataclasses.replace(value, unpickled=True)  # its entries are new objects too
         # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`),
         # each position of its tuple too
         if not managed:

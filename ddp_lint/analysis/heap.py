@@ -58,6 +58,9 @@ class Held:
     # What a managed call returned (`model, opt = accelerator.prepare(model, opt)`): the library placed
     # the model and remapped the optimizer itself, so the pair's order is its own (see replay._handed).
     managed: bool = False
+    # Unpickled (`torch.load(path)`, an entry of what it returned, or what every call here hands a
+    # parameter): new objects with parameters of their own, whatever object was saved.
+    unpickled: bool = False
 
     @property
     def holder(self) -> Optional[HolderEvent]:
@@ -111,7 +114,7 @@ def value_of(binding: Binding, handles: Tuple[Handle, ...]) -> Value:
     return Value(handles[0], binding.params, binding.holders, binding.xla, alts=frozenset(handles[1:]),
                  members=binding.members, makes=binding.makes, callables=binding.callables,
                  device_of=binding.device_of, state_of=binding.state_of, wrapper=binding.wrapper, strings=binding.strings,
-                 managed=binding.managed)
+                 managed=binding.managed, unpickled=binding.unpickled)
 
 
 def element_of(source: Value) -> Value:
@@ -150,6 +153,7 @@ def join_values(values: Sequence[Value]) -> Value:
         state_of=frozenset().union(*(value.state_of for value in values)),
         makes=any_maker(value.makes for value in values),
         managed=all(value.managed for value in values),
+        unpickled=all(value.unpickled for value in values),
     )
 
 
@@ -173,6 +177,7 @@ def join_bindings(bindings: Sequence[Binding]) -> Binding:
         state_of=frozenset().union(*(b.state_of for b in bindings)),
         makes=any_maker(b.makes for b in bindings),
         managed=all(b.managed for b in bindings),
+        unpickled=all(b.unpickled for b in bindings),
     )
 
 

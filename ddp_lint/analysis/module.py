@@ -19,7 +19,7 @@ from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin, handle_key
 from .summary import (BuiltHolder, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
-                      SummaryPlacement)
+                      SummaryPlacement, UNPICKLED_HANDED)
 from .walker import ScopeWalker
 from ..syntax import python_tree, walk
 from .heap import ModuleTables
@@ -54,14 +54,14 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     optimizer_uses = _lazy_optimizer_uses(module, source)
     tables, type_alias = module_tables(module.body, classes, functions, imports, catalog), _alias_lookup(module, source, imports, project, path)
 
-    rewalk: Dict[str, tuple] = {}
+    rewalk: Dict[str, object] = {}
 
     def new_walker(name: str, method_helpers: Dict[str, HelperSummary]) -> ScopeWalker:
         walker = ScopeWalker(name, imports.copy(), catalog, helpers, method_helpers, ids, overwrite_flag, constructors,
                              project, path)
         walker.calls = analysis.calls
-        if rewalk:  # a definition walked again with what its callers hand (see _walk_again_with_makers)
-            walker.makers, walker.calls = rewalk["makers"], []
+        if rewalk:  # a definition walked again with what its callers hand (see _walk_again)
+            walker.makers, walker.unpickled_params, walker.calls = rewalk["makers"], rewalk["unpickled"], []
         walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
         walker.module_tables, walker.type_alias = tables, type_alias
@@ -111,8 +111,8 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
 
     for definition in _definitions(module.body):
         analyze_definition(definition, "", register=True)
-    _walk_again_with_makers(_definitions(module.body), where, analysis, project, rewalk, analyze_definition,
-                            lambda: module.code if source is None else source)
+    _walk_again(_definitions(module.body), where, analysis, project, rewalk, analyze_definition,
+                lambda: module.code if source is None else source)
     walker = new_walker("<module>", {})
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
@@ -120,8 +120,15 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     return analysis
 
 
+def _walk_again(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,
+                rewalk: Dict[str, object], analyze_definition, source: Callable[[], str]) -> None:
+    """The definitions whose callers hand them what their first walk could not know, walked again."""
+    _walk_again_with_makers(definitions, where, analysis, project, rewalk, analyze_definition, source)
+    _walk_again_with_unpickled(definitions, where, analysis, rewalk, analyze_definition)
+
+
 def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,
-                            rewalk: Dict[str, tuple], analyze_definition, source: Callable[[], str]) -> None:
+                            rewalk: Dict[str, object], analyze_definition, source: Callable[[], str]) -> None:
     """A function or class whose callers (in the file or the project) hand the callables it calls
     (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them, and that
     walk's scope takes the place of its first walk's (its nested definitions' stay as they were)."""
@@ -135,7 +142,34 @@ def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, anal
         if not makers:
             continue
         index = len(analysis.scopes)
-        rewalk["makers"] = ((where, name), makers)
+        rewalk.update(makers=((where, name), makers), unpickled={})
+        try:
+            analyze_definition(definition, "", register=False)
+        finally:
+            rewalk.clear()
+        again = analysis.scopes[index]
+        del analysis.scopes[index:]
+        analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
+
+
+def _walk_again_with_unpickled(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis,
+                               rewalk: Dict[str, object], analyze_definition) -> None:
+    """A class whose methods a call of this file hands what unpickling made
+    (`agent.load_state_dict(torch.load(path))`) is walked again with those parameters unpickled: what
+    the method takes out of them (`self.log_alpha = state_dict["log_alpha"]`) is a new object, and
+    rebinding a held attribute to it leaves its optimizer stale. Callers in other modules are not asked."""
+    handed: Dict[Tuple[str, str], set] = {}
+    for key, _, given in analysis.calls:
+        if key[0] == where and "." in key[1]:
+            for name, what in given.items():
+                if what == UNPICKLED_HANDED:
+                    handed.setdefault(key, set()).add(name)
+    classes = {key[1].partition(".")[0] for key in handed}
+    for definition in definitions:
+        if not (isinstance(definition, cst.ClassDef) and definition.name.value in classes):
+            continue
+        index = len(analysis.scopes)
+        rewalk.update(makers=(("", ""), {}), unpickled={key: frozenset(names) for key, names in handed.items()})
         try:
             analyze_definition(definition, "", register=False)
         finally:

@@ -14,7 +14,7 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
-from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED
+from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED
 
 
 class SummaryReplay:
@@ -536,6 +536,8 @@ class SummaryReplay:
                     handed[name] = ("arrived", arrived.arrives_key, arrived.var)
                 elif value.managed:
                     handed[name] = MANAGED_HANDED
+                elif value.unpickled:
+                    handed[name] = UNPICKLED_HANDED
                 elif origin is not None and origin.kind == "param" and self.arrival_key is not None and not value.handle.sub:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
                 elif value.makes:

@@ -11,6 +11,7 @@ from .heap import Origin
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
+UNPICKLED_HANDED = "unpickled"  # it hands what unpickling made (`agent.load_state_dict(torch.load(path))`)
 
 
 @dataclass(frozen=True)

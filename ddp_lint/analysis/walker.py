@@ -50,6 +50,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     # The callables its callers hand the parameters it calls (`opt_fn=torch.optim.Adam`): (the key of the
     # function they are for, parameter -> the holder kind the callable builds); see module._handed_makers
     makers: Tuple[Tuple[str, str], Dict[str, str]] = (("", ""), {})
+    # The parameters a call of this file hands what unpickling made, by the (path, name) key of the
+    # method or function they are for; see module._walk_again_with_unpickled
+    unpickled_params: Dict[Tuple[str, str], FrozenSet[str]] = {}
     # Dicts filled by constant keys here (`kwargs["model"] = model`, `dict(model=model)`): what each key
     # holds, by the dict's name; a call that spreads one (`super().__init__(**kwargs)`) passes them
     # as keywords. Replaced, never changed in place (the class's empty one is shared).
@@ -175,6 +178,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
                 for name, kind in self.makers[1].items():
                     if name in self.env:
                         self.env[name] = dataclasses.replace(self.env[name], makes=kind)  # what the callers hand
+            for name in self.unpickled_params.get(arrival[1], ()):
+                if name in self.env:
+                    self.env[name] = dataclasses.replace(self.env[name], unpickled=True)  # what a caller hands
             self._optimizers_arrive(function, bound + pseudo, *arrival, is_method=is_method)
             for param, handle in pseudo:
                 # the key's holder lives under the key, not under a local name that it happens to spell

@@ -172,8 +172,8 @@ def placement_text(placement: PlacementEvent) -> str:
     label = placement.label
     if label.startswith("."):
         return f"{placement.handle.text}{label}"
-    if label.startswith("submodule"):
-        return label
+    if label.startswith("submodule") or label.startswith(f"{placement.handle.text} = "):
+        return label  # prose around code, or an assignment that rebinds the name
     if label.endswith(")"):
         return label
     return f"{label}({placement.handle.text})"
