@@ -130,8 +130,7 @@ def _walk_again(definitions: Sequence[cst.CSTNode], where: str, analysis: Module
 def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,
                             rewalk: Dict[str, object], analyze_definition, source: Callable[[], str]) -> None:
     """A function or class whose callers (in the file or the project) hand the callables it calls
-    (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them, and that
-    walk's scope takes the place of its first walk's (its nested definitions' stay as they were)."""
+    (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them."""
     if not project and not any(isinstance(handed.get(name), HandedMaker) for _, _, handed in analysis.calls
                                for name in handed):
         return  # no caller here hands a callable, and no other module is asked
@@ -141,15 +140,7 @@ def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, anal
         makers = _handed_makers(called.get(name, frozenset()), (where, name), analysis.calls, project)
         if not makers:
             continue
-        index = len(analysis.scopes)
-        rewalk.update(makers=((where, name), makers), unpickled={})
-        try:
-            analyze_definition(definition, "", register=False)
-        finally:
-            rewalk.clear()
-        again = analysis.scopes[index]
-        del analysis.scopes[index:]
-        analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
+        _replace_walk(definition, analysis, rewalk, analyze_definition, makers=((where, name), makers), unpickled={})
 
 
 def _walk_again_with_unpickled(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis,
@@ -168,15 +159,23 @@ def _walk_again_with_unpickled(definitions: Sequence[cst.CSTNode], where: str, a
     for definition in definitions:
         if not (isinstance(definition, cst.ClassDef) and definition.name.value in classes):
             continue
-        index = len(analysis.scopes)
-        rewalk.update(makers=(("", ""), {}), unpickled={key: frozenset(names) for key, names in handed.items()})
-        try:
-            analyze_definition(definition, "", register=False)
-        finally:
-            rewalk.clear()
-        again = analysis.scopes[index]
-        del analysis.scopes[index:]
-        analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
+        _replace_walk(definition, analysis, rewalk, analyze_definition, makers=(("", ""), {}),
+                      unpickled={key: frozenset(names) for key, names in handed.items()})
+
+
+def _replace_walk(definition: cst.CSTNode, analysis: ModuleAnalysis, rewalk: Dict[str, object], analyze_definition,
+                  **context) -> None:
+    """Walk a definition again with what its callers hand (`context`, read by `new_walker`): that walk's
+    scope takes the place of its first walk's (its nested definitions' stay as they were)."""
+    index = len(analysis.scopes)
+    rewalk.update(context)
+    try:
+        analyze_definition(definition, "", register=False)
+    finally:
+        rewalk.clear()
+    again = analysis.scopes[index]
+    del analysis.scopes[index:]
+    analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
 
 
 def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[tuple], project) -> Dict[str, str]:
