@@ -236,12 +236,15 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
             helpers.setdefault(table, []).extend(joined)
     for unit in units:
         holder, placement, seen, todo = False, False, {id(unit)}, [unit]
+        unpickles = takes_entry = False
         called_holders: Set[str] = set()
         called_placements: Set[str] = set()
         while todo:
             current = todo.pop()
             holder = holder or current.holder
-            placement = placement or current.placement
+            # `trainer.load_state_dict(torch.load(path))` here, `self.x = state_dict["x"]` in the method
+            unpickles, takes_entry = unpickles or current.unpickles, takes_entry or current.takes_entry
+            placement = placement or current.placement or (unpickles and takes_entry)
             for name in current.names & external.keys() if external else ():
                 # a function or class of another project module this unit calls (see project_could_match)
                 if external[name][0]:
@@ -264,7 +267,7 @@ class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
     __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "named", "uses_param_groups",
-                 "handed_parameters", "hands_optimizer", "unpickled", "root", "stop")
+                 "handed_parameters", "hands_optimizer", "unpickled", "root", "stop", "unpickles", "takes_entry")
 
     def __init__(self, root: Optional[ast.AST] = None, stop: frozenset = frozenset()) -> None:
         self.root, self.stop = root, stop  # the unit's nodes: `_walk(root, stop)`
@@ -283,6 +286,11 @@ class _Unit:
         # `x = torch.load(...)`-like calls whose result is bound: (callee, the name bound or None for an
         # attribute or `setattr`, where)
         self.unpickled: List[Tuple[str, Optional[str], Tuple[int, int]]] = []
+        # An unpickling call of any kind, and a name or attribute bound to an entry of something
+        # (`self.log_alpha = state["log_alpha"]`): together, an entry of an unpickled object may rebind
+        # what an optimizer holds, here or in a method this unit hands the unpickled object (analysis 1n)
+        self.unpickles = False
+        self.takes_entry = False
 
     def _seen_before(self, name: str, where: Tuple[int, int]) -> bool:
         """Whether `name` appears in the unit (read, bound, a parameter) before `where`. Asked only of
@@ -294,6 +302,10 @@ class _Unit:
                    and (node.lineno, node.col_offset) < where for node in _walk(self.root, self.stop))
 
     def decide(self, catalog: cat.Catalog, with_wraps: bool, aliases: Dict[str, Set[str]]) -> None:
+        self.unpickles = self.unpickles and any(
+            q in cat.UNPICKLING_CALLS for callee in self.called if callee.rsplit(".", 1)[-1] in _UNPICKLING_FUNCTIONS
+            for q in _qualified(callee, aliases))
+        self.placement = self.placement or (self.unpickles and self.takes_entry)
         for callee, name, where in self.unpickled:
             # a name rebound to an unpickled object replaces what it held: only a name seen before can
             # have held a module (`checkpoint = torch.load(path)` names a new object, no placement)
@@ -367,6 +379,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
         dotted = _dotted(func)
         if dotted is not None:
             unit.called.append(dotted)
+            if not unit.unpickles and dotted.rsplit(".", 1)[-1] in _UNPICKLING_FUNCTIONS:
+                unit.unpickles = True  # qualified in `_Unit.decide`, once the imports are known
         elif type(func) is ast.Subscript:
             table = _dotted(func.value)
             if table is not None and table.endswith(".__dict__"):
@@ -408,6 +422,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
                 unit.assigned.append(callee)
         if type(value) is ast.Call:
             _note_unpickled(unit, value, targets)
+        elif type(value) is ast.Subscript:
+            unit.takes_entry = True
     elif kind is ast.Import:
         for alias in node.names:
             if alias.asname:

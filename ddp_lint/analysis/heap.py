@@ -58,7 +58,7 @@ class Held:
     # What a managed call returned (`model, opt = accelerator.prepare(model, opt)`): the library placed
     # the model and remapped the optimizer itself, so the pair's order is its own (see replay._handed).
     managed: bool = False
-    # Unpickled (`torch.load(path)`, an entry of what it returned, or what every call here hands a
+    # Unpickled (`torch.load(path)`, an entry of what it returned, or what a call of the file hands a
     # parameter): new objects with parameters of their own, whatever object was saved.
     unpickled: bool = False
 
