@@ -67,9 +67,13 @@ class StaleOptimizerAfterReplace(HolderRule):
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder
+        models = models_phrase(holder) or "the model"
+        # named as the code names it: a temperature or a multiplier is no "model"
+        one = len({m.text for m in holder.models}) <= 1
         return (
-            f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters, but "
+            f"{holder_phrase(holder)} is built on {models}'s parameters, but "
             f"{where(step.placement, line_of)} replaces them with new parameter objects"
-            f"{condition_phrase(holder.site, step)}: step() will update tensors the model "
-            f"no longer uses, so the model silently never trains; build it after that line"
+            f"{condition_phrase(holder.site, step)}: step() will update tensors {models} no longer "
+            f"{'uses' if one else 'use'}, so {models if one else 'they'} silently never "
+            f"{'trains' if one else 'train'}; build it after that line"
         )
