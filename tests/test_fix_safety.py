@@ -519,3 +519,25 @@ def test_a_method_of_the_trainer_that_adds_a_head_to_the_model_makes_the_fix_uns
             def add_head(self):
                 self.model.add_module("head", torch.nn.Linear(2, 2))
     """, "`self.add_head()`", "`self.model`")
+
+
+def test_optimizers_moved_after_one_placement_keep_the_order_they_were_written_in():
+    # two holders before one move conflict in one pass; each later pass inserts right after the move,
+    # so taking the last-written holder first leaves them in their own order (mnist-svhn-transfer's solver)
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def build(g, d, lr):
+            g_optimizer = torch.optim.Adam(g.parameters(), lr)
+            d_optimizer = torch.optim.Adam(d.parameters(), lr)
+            if torch.cuda.is_available():
+                g.cuda()
+                d.cuda()
+            return g_optimizer, d_optimizer
+        """)
+    fixed = fix_source(source, unsafe=True).source
+    lines = [line.strip() for line in fixed.splitlines() if line.strip()]
+    assert lines[2:7] == ["if torch.cuda.is_available():", "g.cuda()", "d.cuda()",
+                          "g_optimizer = torch.optim.Adam(g.parameters(), lr)",
+                          "d_optimizer = torch.optim.Adam(d.parameters(), lr)"], fixed

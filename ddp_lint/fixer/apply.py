@@ -106,10 +106,13 @@ def _covered(findings: Sequence[Diagnostic], chosen: Sequence[FixPlan]) -> List[
 
 
 def _non_conflicting(findings: Sequence[Diagnostic]) -> List[FixPlan]:
+    """One plan per holder, none overlapping another in its block. Where two overlap, the one whose
+    holder was written last goes first: each later pass inserts right after the same placement, so the
+    moved statements end up in the order they were written in."""
     chosen: List[FixPlan] = []
     spans: Dict[int, List[Tuple[int, int]]] = {}
     seen_holders = set()
-    for finding in findings:
+    for finding in sorted(findings, key=lambda f: _holder_index(f.plan), reverse=True):
         plan: FixPlan = finding.plan
         if id(plan.holder_statement) in seen_holders:
             continue
@@ -127,6 +130,10 @@ def _non_conflicting(findings: Sequence[Diagnostic]) -> List[FixPlan]:
 
 def _index(body, node) -> int:
     return next(i for i, s in enumerate(body) if s is node)
+
+
+def _holder_index(plan: FixPlan) -> int:
+    return min(_index(list(plan.block_owner.body), s) for s in plan.moved)
 
 
 class _Mover(cst.CSTTransformer):
