@@ -240,13 +240,17 @@ class BindingWalker:
             self._emit(PlacementEvent(self._site(node), value.copy_of, cat.REPLACE, value.copy_label,
                                       operation=value.copy_operation, rebinds_name=True))
             return
-        callee = dotted_name(node.func) if isinstance(node, cst.Call) else None
-        if callee is not None and self.imports.qualify(callee) in cat.UNPICKLING_CALLS and not old.holders:
-            self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, f"{callee}()", rebinds_name=True))
-        elif value.unpickled and value.handle is None and not old.holders and isinstance(node, cst.Subscript):
-            # `self.log_alpha = state_dict["sac_log_alpha"]` of what `torch.load` returned
-            label = f"{old.handle.text} = {code_text(node)}"  # the assignment is the placement
-            self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True))
+        if not value.unpickled or old.holders:
+            return
+        if isinstance(node, cst.Call):  # `model = torch.load(path)`
+            label = f"{dotted_name(node.func)}()"
+        elif isinstance(node, cst.Subscript) and value.handle is None:
+            # `self.log_alpha = state_dict["sac_log_alpha"]` of what `torch.load` returned: the
+            # assignment is the placement
+            label = f"{old.handle.text} = {code_text(node)}"
+        else:
+            return
+        self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True))
 
     def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
         """What each of `count` names unpacking `value` gets."""

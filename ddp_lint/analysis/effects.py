@@ -72,8 +72,9 @@ class EffectWalker:
             # `self.model.train()` on the model an optimizer holds: a module's method, for the count of a
             # project method's callers (a plain class's `Solver.train` is not called here)
             self.calls.append(((LIBRARY_MODULE, f"{LIBRARY_MODULE}.{method}"), frozenset(), {}))
-        if dotted is not None and (self._qualify(dotted) or dotted) in cat.UNPICKLING_CALLS:
-            value = dataclasses.replace(value, unpickled=True)  # its entries are new objects too
+        if dotted is not None and self._qualify(dotted) in cat.UNPICKLING_CALLS:
+            # a new object, and so is each of its entries (bindings._note_replaced_name reads this)
+            value = dataclasses.replace(value, unpickled=True)
         # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`),
         # each position of its tuple too
         if not managed:

@@ -116,9 +116,7 @@ def _non_conflicting(findings: Sequence[Diagnostic]) -> List[FixPlan]:
         plan: FixPlan = finding.plan
         if id(plan.holder_statement) in seen_holders:
             continue
-        body = list(plan.block_owner.body)
-        start = min(_index(body, s) for s in plan.moved)
-        end = _index(body, plan.anchor)
+        start, end = _holder_index(plan), _index(list(plan.block_owner.body), plan.anchor)
         owned = spans.setdefault(id(plan.block_owner), [])
         if any(not (end < a or start > b) for a, b in owned):
             continue  # overlaps a move already chosen in this block: next pass
