@@ -28,10 +28,12 @@ def _holds(root: str, name: str) -> bool:
 
 @lru_cache(maxsize=None)
 def package_root(path: str) -> Tuple[str, str]:
-    """(the folder above the file's top package, the file's dotted module name from there)."""
+    """(the folder above the file's top package, the file's dotted module name from there). A folder
+    whose name is no identifier is no package, whatever `__init__.py` it holds (a clone's
+    `my-project/__init__.py`): nothing can import it, and scripts run from it import its packages."""
     folder, name = os.path.split(os.path.abspath(path))
     parts = [] if name == "__init__.py" else [os.path.splitext(name)[0]]
-    while _isfile(os.path.join(folder, "__init__.py")):
+    while _isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
         folder, package = os.path.split(folder)
         parts.insert(0, package)
         if not package:
