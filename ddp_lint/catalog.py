@@ -728,6 +728,12 @@ SHARDING_OPERATIONS: FrozenSet[str] = frozenset(p.label for p in CALL_PLACEMENTS
 DTENSOR_PLACEMENTS: FrozenSet[str] = frozenset({"fully_shard", "parallelize_module"})
 SWAPPED_AFTER_DTENSOR: FrozenSet[str] = frozenset({"to_empty"})
 
+# Module-wide switches of the dtype modules are built in (float32 otherwise): a file that calls one
+# may build float64 modules, so a `.float()` there may convert.
+DEFAULT_DTYPE_SWITCHES: Tuple[str, ...] = ("set_default_dtype", "set_default_tensor_type")
+# The dtype every module is built in unless a switch above changes it.
+DEFAULT_DTYPE = "float32"
+
 # Module-wide switch that turns every conversion into a replacement (semantics row 9).
 OVERWRITE_FLAG = "set_overwrite_module_params_on_conversion"
 

@@ -239,6 +239,13 @@ def _harmless_placement(story, placement, scope, analysis, project, path: str) -
         key = (os.path.abspath(path) if path else "", f"{scope.class_name}.{method.name.value}")
         if _callers_harmless(key, None, placement_signature(placement), analysis, project, 0):
             return True
+    if (scope.class_name is None and method is not None and scope.name == f"{method.name.value}()"
+            and placement.handle.obj in scope.arrived):
+        # a function's move of a model it was handed (`save_network(model)` then `network.cuda()`):
+        # its callers say where that model already is
+        key = (os.path.abspath(path) if path else "", method.name.value)
+        if _callers_harmless(key, None, placement_signature(placement), analysis, project, 0):
+            return True
     return story is not None and story.holder.arrives and _callers_harmless(
         story.holder.arrives_key, story.holder.var, placement_signature(placement), analysis, project, 0)
 

@@ -603,9 +603,17 @@ _REPLACING_KEYWORDS = frozenset(keyword for keyword, _ in cat.KEYWORD_REPLACEMEN
 
 def _dotted(node: ast.AST) -> Optional[str]:
     parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
+    while True:  # `getattr(a, "b")` with a literal name is `a.b` (as analysis.names.dotted_name reads it)
+        if type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        elif (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "getattr"
+              and len(node.args) == 2 and not node.keywords and type(node.args[1]) is ast.Constant
+              and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+            parts.append(node.args[1].value)
+            node = node.args[0]
+        else:
+            break
     if type(node) is not ast.Name:
         return None
     parts.append(node.id)

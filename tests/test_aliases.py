@@ -37,3 +37,16 @@ def test_typing_generics_and_unknown_names_stay_as_written():
 
 def test_an_annotation_that_does_not_parse_is_left_alone():
     assert expand("Instance[", lookup) == "Instance["
+
+
+def test_a_literal_getattr_is_the_attribute_it_names():
+    import libcst as cst
+
+    from ddp_lint.analysis.names import callee_name, dotted_name
+
+    assert dotted_name(cst.parse_expression('getattr(self, "netG")')) == "self.netG"
+    assert dotted_name(cst.parse_expression('getattr(getattr(a, "b"), "c").d')) == "a.b.c.d"
+    assert dotted_name(cst.parse_expression('getattr(self, "net" + str(i))')) is None  # named at run time
+    assert dotted_name(cst.parse_expression('getattr(model, "module", model)')) is None  # maybe the default
+    assert dotted_name(cst.parse_expression('getattr(self, f"net{i}")')) is None
+    assert callee_name(cst.parse_expression('getattr(module, "Adversarial")(args)').func) == "module.Adversarial"

@@ -50,10 +50,13 @@ def test_truths_are_three_valued():
     decidable = decidable_parameters(function, False, {"a"})
     assert decidable == {"b": (1, False), "c": (2, False), "d": (1 << 30, True), "e": (1 << 30, None),
                          "b is None": (1, False), "c is None": (2, True), "d is None": (1 << 30, False),
-                         "e is None": (1 << 30, None)}
+                         "e is None": (1 << 30, None),
+                         "b value": (1, (False,)), "c value": (2, (None,)), "d value": (1 << 30, (1,)),
+                         "e value": (1 << 30, None)}
     call = cst.parse_expression("f(0, True, c=y)")
     truths = call_truths(decidable, call.args)
-    assert truths == {"b": True, "d": True, "b is None": False, "d is None": False}
+    assert truths == {"b": True, "d": True, "b is None": False, "d is None": False,
+                      "b value": (True,), "d value": (1,)}
     left_out = call_truths(decidable, cst.parse_expression("f(0)").args)
     assert left_out["c is None"] is True and left_out["c"] is False
     assert truth_of(cst.parse_expression("c is None"), left_out) is True
@@ -63,3 +66,21 @@ def test_truths_are_three_valued():
     assert never_runs([Guard(cst.parse_expression("b and not d"), True)], truths)
     assert never_runs([Guard(cst.parse_expression("c or not b"), True)], {"b": True, "c": False})
     assert never_runs([Guard(cst.parse_expression("d"), False)], truths)
+
+
+def test_comparisons_with_a_literal_are_decided_by_the_literal_passed_or_left_default():
+    function = cst.parse_statement("def save(net, path, local_rank=-1, mode='train'): pass")
+    decidable = decidable_parameters(function, False, ())
+    left_out = call_truths(decidable, cst.parse_expression("save(net, path)").args)
+    assert truth_of(cst.parse_expression("local_rank > -1"), left_out) is False
+    assert truth_of(cst.parse_expression("local_rank == -1"), left_out) is True
+    assert truth_of(cst.parse_expression("mode != 'train'"), left_out) is False
+    passed = call_truths(decidable, cst.parse_expression("save(net, path, 0)").args)
+    assert truth_of(cst.parse_expression("local_rank > -1"), passed) is True
+    assert truth_of(cst.parse_expression("local_rank >= 1"), passed) is False
+    unknown = call_truths(decidable, cst.parse_expression("save(net, path, rank)").args)
+    assert truth_of(cst.parse_expression("local_rank > -1"), unknown) is None  # not a literal: unknown
+    assert truth_of(cst.parse_expression("local_rank > other"), passed) is None  # nor is the other side
+    none = call_truths(decidable_parameters(cst.parse_statement("def f(n=None): pass"), False, ()),
+                       cst.parse_expression("f()").args)
+    assert truth_of(cst.parse_expression("n > 0"), none) is None  # the run would raise: nothing decided

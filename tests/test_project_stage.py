@@ -216,3 +216,39 @@ def test_an_excerpt_keeps_imports_under_a_flag_and_over_a_backslash_not_prose():
                 for alias in node.names}
     assert imported == {"torch", "Base"}
     assert line_map[1] == 6  # `import torch`, brought to the margin, keeps its line
+
+
+def test_a_folder_named_no_identifier_is_no_package_whatever_it_holds(tmp_path):
+    # a clone's folder (`Bert-Multi-Label/`) with an `__init__.py`: its `pybert/` is the top package
+    clone = tmp_path / "Bert-Multi-Label"
+    for folder in (clone, clone / "pybert", clone / "pybert" / "train"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (clone / "pybert" / "common").mkdir()
+    (clone / "pybert" / "common" / "tools.py").write_text("def model_device(n_gpu, model):\n    pass\n")
+    resolver = Resolver([str(tmp_path)])
+    importer = str(clone / "pybert" / "train" / "trainer.py")
+    assert resolver.absolute("..common.tools.model_device", importer) == "pybert.common.tools.model_device"
+    assert resolver.resolve("..common.tools.model_device", importer) == (
+        str(clone / "pybert" / "common" / "tools.py"), "model_device")
+
+
+def test_a_script_folder_inside_the_package_tree_is_on_the_path(tmp_path):
+    # scripts in `code/` (itself holding an `__init__.py`) run from there: `code/loss/` imports `loss.vgg`
+    code = tmp_path / "code"
+    (code / "loss").mkdir(parents=True)
+    for folder in (code, code / "loss"):
+        (folder / "__init__.py").write_text("")
+    (code / "loss" / "vgg.py").write_text("class VGG:\n    pass\n")
+    resolver = Resolver([str(tmp_path)])
+    assert resolver.resolve("loss.vgg.VGG", str(code / "loss" / "__init__.py")) == (str(code / "loss" / "vgg.py"), "VGG")
+    assert resolver.resolve("missing.thing", str(code / "loss" / "__init__.py")) is None
+
+
+def test_a_module_imported_by_a_literal_name_and_a_literal_getattr_are_read_in_the_text():
+    from ddp_lint.project.index import _calls_through, _read_imports
+
+    text = 'module = import_module("loss.adversarial")\nloss = getattr(module, "Adversarial")(args)\n'
+    assert _read_imports(text) == {"module": "loss.adversarial"}
+    assert _calls_through(text, ["module"]) == {("module", "Adversarial")}
+    assert _read_imports('module = import_module(name)\n') == {}  # a name only the run knows

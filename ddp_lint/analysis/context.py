@@ -10,6 +10,7 @@ that call is not replayed there. Anything not literal is unknown, and unknown ne
 from __future__ import annotations
 
 import ast
+import operator
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -18,9 +19,17 @@ from .events import Guard
 from .names import dotted_name
 
 # name -> (position among the arguments a caller passes, the truth of its literal default or None);
-# `name is None` -> the same for whether it is None (`def apply(model, mix, device=None)`).
-Decidable = Dict[str, Tuple[int, Optional[bool]]]
+# `name is None` -> the same for whether it is None (`def apply(model, mix, device=None)`);
+# `name value` -> the same for the literal itself, held in a 1-tuple (`None` is a literal too), which
+# decides comparisons with another literal (`if local_rank > -1:` when the call leaves `local_rank=-1`).
+Decidable = Dict[str, Tuple[int, object]]
 NONE_TEST = " is None"
+VALUE_OF = " value"
+
+
+def parameter_of(key: str) -> str:
+    """The parameter a key of a Decidable or of a call's truths is about."""
+    return key.removesuffix(NONE_TEST).removesuffix(VALUE_OF)
 
 
 def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: Iterable[str]) -> Decidable:
@@ -37,7 +46,32 @@ def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: It
         position = index if index < len(params) else 1 << 30  # keyword-only: never by position
         decidable[name] = (position, literal_truth(param.default) if param.default is not None else None)
         decidable[name + NONE_TEST] = (position, literal_is_none(param.default) if param.default is not None else None)
+        decidable[name + VALUE_OF] = (position, literal_value(param.default) if param.default is not None else None)
     return decidable
+
+
+def literal_value(node: cst.BaseExpression) -> Optional[Tuple[object]]:
+    """`(-1,)` for `-1`, `(None,)` for `None`: a number, string, `True`/`False`/`None` or a negated number,
+    in a 1-tuple; None for anything not literal."""
+    if isinstance(node, cst.Name):
+        return (_NAMED_LITERALS[node.value],) if node.value in _NAMED_LITERALS else None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_value(node.expression)
+        return (-inner[0],) if inner is not None and isinstance(inner[0], (int, float)) and not isinstance(
+            inner[0], bool) else None
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        try:
+            return (ast.literal_eval(node.value),)
+        except (ValueError, SyntaxError):
+            return None
+    return None
+
+
+_NAMED_LITERALS = {"True": True, "False": False, "None": None}
+_COMPARISONS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+}
 
 
 def literal_truth(node: cst.BaseExpression) -> Optional[bool]:
@@ -59,17 +93,19 @@ def literal_is_none(node: cst.BaseExpression) -> Optional[bool]:
     return False if literal_truth(node) is not None else None
 
 
-def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, bool]:
-    """The truth of each decidable parameter at this call: the literal passed, else the literal default
-    when nothing can pass it (a `*args` or `**kwargs` at the call may)."""
+def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, object]:
+    """The truth of each decidable parameter at this call (and whether it is None, and its literal): the
+    literal passed, else the literal default when nothing can pass it (a `*args` or `**kwargs` at the
+    call may)."""
     positional = [arg for arg in args if arg.keyword is None and arg.star == ""]
     keywords = {arg.keyword.value: arg for arg in args if arg.keyword is not None}
     spread = any(arg.star for arg in args)
-    truths: Dict[str, bool] = {}
+    truths: Dict[str, object] = {}
     for name, (position, default) in decidable.items():
-        passed = positional[position] if position < len(positional) else keywords.get(name.removesuffix(NONE_TEST))
+        passed = positional[position] if position < len(positional) else keywords.get(parameter_of(name))
         if passed is not None:
-            truth = literal_is_none(passed.value) if name.endswith(NONE_TEST) else literal_truth(passed.value)
+            truth = (literal_is_none(passed.value) if name.endswith(NONE_TEST) else
+                     literal_value(passed.value) if name.endswith(VALUE_OF) else literal_truth(passed.value))
         else:
             truth = None if spread else default
         if truth is not None:
@@ -94,6 +130,13 @@ def truth_of(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[b
                 and isinstance(target.operator, (cst.Is, cst.IsNot))):
             none = truths.get(name + NONE_TEST)
             return None if none is None else none is isinstance(target.operator, cst.Is)
+        known, other = truths.get(name + VALUE_OF) if name is not None else None, literal_value(target.comparator)
+        compare = _COMPARISONS.get(type(target.operator))
+        if known is not None and other is not None and compare is not None:
+            try:
+                return bool(compare(known[0], other[0]))
+            except TypeError:  # `None > -1`: the run would raise; nothing is decided here
+                return None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = truth_of(test.expression, truths)
         return None if inner is None else not inner

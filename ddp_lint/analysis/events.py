@@ -281,6 +281,10 @@ class ScopeEvents:
     # Objects built here from a class the analysis summarised (`metric = LearnedMetric()`): where they
     # are is known (where they were built, until moved), unlike what an unknown call returns.
     built_here: Set[int] = field(default_factory=set)
+    # Objects a function's parameters hold as it starts (ids): where they are, its callers decide.
+    arrived: Set[int] = field(default_factory=set)
+    # Whether the objects built here start in float32 (the file leaves the default dtype alone).
+    starts_float32: bool = False
     # Objects a managed call returned (`model, opt = amp.initialize(model, opt)`): the library placed
     # them on the run's device (or kept them where it requires them), so a later move there is no move.
     placed_by_library: Set[int] = field(default_factory=set)

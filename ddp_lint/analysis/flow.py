@@ -13,7 +13,7 @@ from typing import FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import libcst as cst
 
-from .context import NONE_TEST, truth_of
+from .context import parameter_of, truth_of
 from .events import Guard, TRY_BODY
 from .blocks import expression_children, suites
 from .names import dotted_name, dotted_names, target_elements
@@ -142,7 +142,7 @@ class PathWalker:
     def _walk_if(self, statement: cst.If) -> None:
         self.tested.update(dotted_names(statement.test))
         decided = truth_of(statement.test, {k: v for k, v in self.context.items()
-                                            if k.removesuffix(NONE_TEST) not in self._rebound}) if self.context else None
+                                            if parameter_of(k) not in self._rebound}) if self.context else None
         if decided is not None:
             # a summary for a call that decides this test: only the arm that runs, as straight code
             self._eval_test(statement.test)
@@ -298,6 +298,7 @@ class PathWalker:
             value = self._eval(small.value)
             for target in small.targets:
                 self._bind_target(target.target, value, small.value)
+            self.imports.note_module_import(small)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._bind_target(small.target, self._eval(small.value), small.value)

@@ -5,6 +5,7 @@ import ast
 import dataclasses
 
 import os
+from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
@@ -45,8 +46,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     module was parsed from (read for what the file uses as optimizers; generated when not given)."""
     imports = module_imports(module)
     analysis = ModuleAnalysis()
-    where = os.path.abspath(path) if path else ""
-    ids = count()
+    where, ids = os.path.abspath(path) if path else "", count()
     classes = {d.name.value: d for d in _definitions(module.body) if isinstance(d, cst.ClassDef)}
     # A caller often comes before its helpers (`main()` at the top of the file): a helper not yet
     # walked when a call asks for it is summarised then, by a walk of its own.
@@ -65,6 +65,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
         walker.module_tables, walker.type_alias = tables, type_alias
+        walker.scope.starts_float32 = _starts_float32(source)
         return walker
 
     # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).
@@ -118,6 +119,13 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+@lru_cache(maxsize=64)
+def _starts_float32(source: Optional[str]) -> bool:
+    """Whether the modules this file builds start in float32: the default dtype, unless the file
+    changes it (`torch.set_default_dtype(torch.float64)`) or its text is not known."""
+    return source is not None and not any(switch in source for switch in cat.DEFAULT_DTYPE_SWITCHES)
 
 
 def _walk_again(definitions: Sequence[cst.CSTNode], where: str, analysis: ModuleAnalysis, project,

@@ -15,15 +15,35 @@ from .blocks import expression_children
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    """`a.b.c` for a chain of names and attributes, None for anything else (calls, subscripts)."""
+    """`a.b.c` for a chain of names and attributes, None for anything else (calls, subscripts).
+    `getattr(a, "b")` with a literal name is `a.b`: the same attribute, read another way."""
     parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
+    while True:
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        elif isinstance(node, cst.Call) and _is_literal_getattr(node):
+            parts.append(node.args[1].value.evaluated_value)
+            node = node.args[0].value
+        else:
+            break
     if not isinstance(node, cst.Name):
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def _is_literal_getattr(call: cst.Call) -> bool:
+    """`getattr(obj, "name")`: two positional arguments, the second a plain string that is an
+    identifier (with a default, the attribute may be missing and the default is read instead)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) == 2):
+        return False
+    obj, name = call.args
+    if obj.keyword is not None or obj.star or name.keyword is not None or name.star:
+        return False
+    literal = name.value
+    return (isinstance(literal, cst.SimpleString) and not any(p in literal.prefix.lower() for p in "fb")
+            and isinstance(literal.evaluated_value, str) and literal.evaluated_value.isidentifier())
 
 
 def code_text(node: cst.CSTNode) -> str:
@@ -78,6 +98,9 @@ def _module_path(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
 
+_IMPORT_MODULE = "importlib.import_module"
+
+
 class ImportTable:
     """Maps local names to the qualified names they were imported as."""
 
@@ -122,6 +145,21 @@ class ImportTable:
                     local = alias.asname.name.value
                 self._names[local] = f"{module}.{name}" if module else name
 
+    def note_module_import(self, statement: cst.Assign) -> None:
+        """`local = importlib.import_module("pkg.mod")`, a literal absolute name: as `import pkg.mod as
+        local` (a relative name needs its `package=`, which only the run knows)."""
+        value = statement.value
+        if not (isinstance(value, cst.Call) and len(statement.targets) == 1 and len(value.args) == 1
+                and isinstance(statement.targets[0].target, cst.Name) and value.args[0].keyword is None):
+            return
+        callee = dotted_name(value.func)
+        literal = value.args[0].value
+        if (callee is not None and self.qualify(callee) == _IMPORT_MODULE and isinstance(literal, cst.SimpleString)
+                and isinstance(literal.evaluated_value, str)
+                and all(part.isidentifier() for part in literal.evaluated_value.split("."))):
+            self._names[statement.targets[0].target.value] = literal.evaluated_value
+            self._relative.pop(statement.targets[0].target.value, None)
+
     def qualify(self, dotted: str) -> str:
         """`optim.Adam` -> `torch.optim.Adam` when `import torch.optim as optim` was seen."""
         head, _, rest = dotted.partition(".")
@@ -152,9 +190,11 @@ class ImportTable:
 
 
 def callee_name(func: cst.BaseExpression) -> str:
-    while isinstance(func, (cst.Call, cst.Subscript)):
+    dotted = dotted_name(func)
+    while dotted is None and isinstance(func, (cst.Call, cst.Subscript)):
         func = func.func if isinstance(func, cst.Call) else func.value
-    return dotted_name(func) or "call"
+        dotted = dotted_name(func)
+    return dotted or "call"
 
 
 def plain_text(node: cst.BaseExpression) -> str:

@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from .. import catalog as cat
-from .context import NONE_TEST, call_truths, literal_truth, never_runs
+from .context import call_truths, literal_truth, never_runs, parameter_of
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
@@ -153,7 +153,7 @@ class SummaryReplay:
         if summary.in_context is None or not summary.arguments:
             return summary
         truths = call_truths(summary.arguments, call.args)
-        if not any(key.removesuffix(NONE_TEST) in summary.tests for key in truths):
+        if not any(parameter_of(key) in summary.tests for key in truths):
             return summary
         special = summary.in_context(truths)
         if special is None:

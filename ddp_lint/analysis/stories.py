@@ -124,6 +124,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)) if own else placed,
                               event):
                 continue
+            if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
+                continue
             if dtensor and event.operation in cat.SWAPPED_AFTER_DTENSOR:
                 continue
             seen.add(made)
@@ -190,6 +192,13 @@ def _stays_on_cpu(home: PlacementEvent, before: List[PlacementEvent], own: bool)
         return False
     trips = _trips(home, before)
     return trips[-1].kind == cat.HOME if trips else own
+
+
+def _cast_to_where_it_was_built(cast: PlacementEvent, before: List[PlacementEvent]) -> bool:
+    """Whether a cast of an object built here (in float32) to float32 converts nothing: no cast of it
+    came first (`rencoder.float()` before an ONNX export of a model never cast)."""
+    return (cast.kind == cat.CAST and _target(cast) == cat.DEFAULT_DTYPE
+            and not any(e.kind == cat.CAST and e.handle.overlaps(cast.handle) for e in before))
 
 
 def _back_from_cpu(move: PlacementEvent, earlier: List[PlacementEvent], after: List[PlacementEvent],

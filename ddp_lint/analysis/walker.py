@@ -166,6 +166,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             names.append(name)
             handle = Handle(next(self.ids), (), name)
             self.origins[handle.obj] = Origin("param", name, index)
+            self.scope.arrived.add(handle.obj)
             default = dotted_name(param.default) if param.default is not None else None
             # `placer_class=DevicePlacer`, `optim_cls=torch.optim.Adam`: the class unless a caller passes another
             self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset(),

@@ -732,8 +732,10 @@ _CLASS_BASES = re.compile(r"\n[ \t]*class[ \t]+\w+[ \t]*\(([\w., \t]+)\)")
 def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
     """(name, attribute or None) for each `name(` and `name.attribute(` in the text: a substring
     search per name (they occur a few times each), where a regular expression over every call of
-    the file cost more than the rest of the check."""
+    the file cost more than the rest of the check. `getattr(name, "attribute")(` is the second."""
     calls: Set[Tuple[str, Optional[str]]] = set()
+    if "getattr(" in text:
+        text = _LITERAL_GETATTR.sub(r"\1.\2", text)
     for name in names:
         at = text.find(name)
         while at != -1:
@@ -752,6 +754,10 @@ def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
 
 
 _ATTRIBUTE_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
+_LITERAL_GETATTR = re.compile(r"(?<![\w.])getattr\(\s*([A-Za-z_][\w.]*)\s*,\s*[\'\"]([A-Za-z_]\w*)[\'\"]\s*\)")
+_IMPORT_MODULE_CALL = re.compile(
+    r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:importlib[ \t]*\.[ \t]*)?import_module\([ \t]*[\'\"]([A-Za-z_][\w.]*)[\'\"][ \t]*\)",
+    re.MULTILINE)
 # Builtins that return a plain value, never an object handed to them (`hasattr(torch, "mlu")`).
 _VALUE_BUILTINS = frozenset({"abs", "all", "any", "bool", "callable", "chr", "float", "format", "hasattr", "hash",
                              "id", "int", "isinstance", "issubclass", "len", "ord", "print", "repr", "round", "str"})
@@ -789,6 +795,10 @@ def _imported_names(text: str) -> Dict[str, str]:
 
 def _read_imports(text: str) -> Dict[str, str]:
     names: Dict[str, str] = {}
+    if "import_module" in text:
+        # `module = import_module("loss.adversarial")`: as `import loss.adversarial as module` (the
+        # walker binds it where the assignment runs; here the last one in the text wins)
+        names.update((local, module) for local, module in _IMPORT_MODULE_CALL.findall(text))
     for match in _IMPORT.finditer("\n" + text):
         module, listed, plain = match.groups()
         if plain is not None:

@@ -114,6 +114,16 @@ class Resolver:
             # imported as `texar.torch`): its parent holds it
             name, parent = _namespace_of(folder)
             roots = (parent,) if name == first else ()
+        if not roots:
+            # a script run from a folder inside the package tree (`code/main.py`, `code/` holding an
+            # `__init__.py` too) puts that folder first on the path, and the modules below it import
+            # their siblings by their own names (`import_module("loss.adversarial")` in `code/loss/`):
+            # the nearest folder between this one and the top that holds the name
+            top = package_root(os.path.join(folder, "__init__.py"))[0]
+            ancestor = folder
+            while not roots and len(ancestor) > len(top) and ancestor.startswith(top):
+                ancestor = os.path.dirname(ancestor)
+                roots = (ancestor,) if _holds(ancestor, first) else ()
         return roots
 
     def _module_in(self, module: str, roots: Tuple[str, ...]) -> Optional[str]:
