@@ -735,7 +735,11 @@ def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
     the file cost more than the rest of the check. `getattr(name, "attribute")(` is the second."""
     calls: Set[Tuple[str, Optional[str]]] = set()
     if "getattr(" in text:
-        text = _LITERAL_GETATTR.sub(r"\1.\2", text)
+        for match in _LITERAL_GETATTR.finditer(text):
+            at, (owner, attribute) = match.start(), match.groups()
+            if (owner in names and not (at and (text[at - 1].isalnum() or text[at - 1] in "_."))
+                    and text[match.end():match.end() + 80].lstrip(" \t").startswith("(")):
+                calls.add((owner, attribute))
     for name in names:
         at = text.find(name)
         while at != -1:
@@ -754,7 +758,7 @@ def _calls_through(text: str, names) -> Set[Tuple[str, Optional[str]]]:
 
 
 _ATTRIBUTE_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
-_LITERAL_GETATTR = re.compile(r"(?<![\w.])getattr\(\s*([A-Za-z_][\w.]*)\s*,\s*[\'\"]([A-Za-z_]\w*)[\'\"]\s*\)")
+_LITERAL_GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][\w.]*)\s*,\s*[\'\"]([A-Za-z_]\w*)[\'\"]\s*\)")
 _IMPORT_MODULE_CALL = re.compile(
     r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:importlib[ \t]*\.[ \t]*)?import_module\([ \t]*[\'\"]([A-Za-z_][\w.]*)[\'\"][ \t]*\)",
     re.MULTILINE)
