@@ -38,7 +38,9 @@ def _text_spec(catalog: cat.Catalog, with_wraps: bool):
     placements = [re.compile(p) for p in spec.placement_patterns]
     words = _any_of(spec.holder_words + spec.wrapper_words)
     unpickling = [re.compile(p) for p in spec.unpickling_patterns]
-    return placements, re.compile(spec.holder_pattern), words, _any_of(spec.placement_words), unpickling
+    # the placement words are fewer and longer: a substring test per word beats one alternation over
+    # them (0.22 s against 0.37 s for 19 words over transformers' 1,634 files), unlike the holder words
+    return placements, re.compile(spec.holder_pattern), words, tuple(sorted(set(spec.placement_words))), unpickling
 
 
 def _any_of(words: Iterable[str]) -> "re.Pattern[str]":
@@ -81,8 +83,8 @@ def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
 def _has_placement(text: str, catalog: cat.Catalog, with_wraps: bool, unpickling: bool = True) -> bool:
     """`unpickling=False`: a placement token other than an unpickling call's (the project stage's own half)."""
     def ask() -> bool:
-        placements, _, _, placement_word, _ = _text_spec(catalog, with_wraps)
-        return placement_word.search(text) is not None or any(p.search(text) for p in placements)
+        placements, _, _, placement_words, _ = _text_spec(catalog, with_wraps)
+        return any(word in text for word in placement_words) or any(p.search(text) for p in placements)
 
     def ask_unpickling() -> bool:
         return any(p.search(text) for p in _text_spec(catalog, with_wraps)[4])
