@@ -775,26 +775,54 @@ class _LazyConstructors(_Lazy):
                            if h.obj in walker.origins and walker.origins[h.obj].kind == "param"]
                 if carried:
                     summary.parameter_attributes[key] = carried
+        kept = _kept_objects(walker)
         for event in walker.scope.events:
-            if isinstance(event, PlacementEvent) and (event.handle.text == "self" or event.handle.text.startswith("self.")):
+            part = _part_of_new(name, event.handle, kept) if isinstance(event, PlacementEvent) else None
+            if part is not None:
                 # the object placed inside its own constructor, before or after its optimizer
-                summary.constructed.append(Constructed(event, (), [Part(Origin("new", name), tuple(event.handle.text.split(".")[1:]))],
-                                                       False, ""))
+                summary.constructed.append(Constructed(event, (), [part], False, ""))
         for holder in walker.scope.of_type(HolderEvent):
             models = []
             for handle in holder.models:
                 origin = walker.origins.get(handle.obj)
+                part = _part_of_new(name, handle, kept)
                 if origin is not None and origin.kind == "param":
                     models.append(Part(origin, handle.sub))
-                elif handle.text == "self" or handle.text.startswith("self."):
-                    # the new object itself, or a submodule of it
-                    models.append(Part(Origin("new", name), tuple(handle.text.split(".")[1:])))
+                elif part is not None:
+                    models.append(part)  # the new object itself, or a submodule of it
             if models:
                 var = walker.scope.name_of(holder)
                 attribute = var[5:] if var and var.startswith("self.") else ""
+                if not attribute and holder.attribute and holder.models:
+                    # built by the constructor of an object this one keeps (`self._wm = WorldModel(...)`)
+                    inner = next(iter(holder.models))
+                    attribute = ".".join(kept.get(inner.obj, ()) + (holder.attribute,)) if inner.obj in kept else ""
                 summary.constructed.append(Constructed(holder, holder.label, models, holder.bucket_view, attribute))
         summary.constructed.sort(key=lambda entry: entry.event.site.order)
         return summary
+
+
+def _kept_objects(walker: ScopeWalker) -> Dict[int, Tuple[str, ...]]:
+    """The objects a constructor built and keeps under an attribute of its own (`self._wm =
+    WorldModel(config)`), by id: each is that part of the new object, and what its own constructor
+    built on it (an optimizer on its parameters) is built on that part."""
+    kept: Dict[int, Tuple[str, ...]] = {}
+    for key, binding in walker.env.items():
+        handle = binding.handle
+        if (key.startswith("self.") and "." not in key[5:] and handle is not None and not handle.sub
+                and walker.origins.get(handle.obj) is None):
+            kept.setdefault(handle.obj, (key[5:],))
+    return kept
+
+
+def _part_of_new(name: str, handle, kept: Dict[int, Tuple[str, ...]]) -> Optional[Part]:
+    """The part of the object a constructor makes that `handle` is, if any: `self`, `self.encoder`, or
+    an object it built and keeps (`self._wm`, and parts of it)."""
+    if handle.text == "self" or handle.text.startswith("self."):
+        return Part(Origin("new", name), tuple(handle.text.split(".")[1:]))
+    if handle.obj in kept:
+        return Part(Origin("new", name), kept[handle.obj] + handle.sub)
+    return None
 
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:

@@ -618,7 +618,9 @@ class SummaryReplay:
                 continue
             kind = inner.kind
             if handles:
-                event = HolderEvent(self._site(call), kind, f"{label} in {summary.name}.__init__", handles,
+                # named where it is built: a holder of an object this one keeps already says whose constructor
+                within = label if " in " in label else f"{label} in {summary.name}.__init__"
+                event = HolderEvent(self._site(call), kind, within, handles,
                                     bucket_view=bucket_view, attribute=attribute)
                 self._emit(event)
                 holders.append(event)
