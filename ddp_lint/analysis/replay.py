@@ -142,7 +142,13 @@ class SummaryReplay:
                           {key: frozenset(found) for key, found in kept(each.parameter_attributes).items()})
                  for each in summary.returned_instances]
         if not any(each.attributes or each.parameter_attributes for each in built):
-            return None
+            if summary.returned_placements:
+                return None
+            # an object the call built and placed nowhere (`model = get_net(cfg)`): where it is and what
+            # dtype it has are known, on the CPU in float32 until moved or cast, whatever it is
+            new = Handle(next(self.ids), (), f"{summary.name}()")
+            self.scope.built_here.add(new.obj)
+            return Value(handle=new)
         new = Handle(next(self.ids), (), f"{summary.name}()")
         self.scope.built_here.add(new.obj)
         self._instances[new.obj] = built[0]._replace(others=tuple(built[1:]))
