@@ -234,18 +234,19 @@ def _statement(site) -> Optional[cst.CSTNode]:
 
 
 def _harmless_placement(story, placement, scope, analysis, project, path: str) -> bool:
-    method = placement.site.function
-    if scope.class_name is not None and method is not None and method.name.value != "__init__":
-        key = (os.path.abspath(path) if path else "", f"{scope.class_name}.{method.name.value}")
-        if _callers_harmless(key, None, placement_signature(placement), analysis, project, 0):
-            return True
-    if (scope.class_name is None and method is not None and scope.name == f"{method.name.value}()"
-            and placement.handle.obj in scope.arrived):
-        # a function's move of a model it was handed (`save_network(model)` then `network.cuda()`):
-        # its callers say where that model already is
-        key = (os.path.abspath(path) if path else "", method.name.value)
-        if _callers_harmless(key, None, placement_signature(placement), analysis, project, 0):
-            return True
+    method, where = placement.site.function, os.path.abspath(path) if path else ""
+    if method is not None and scope.class_name is not None and method.name.value != "__init__":
+        name = f"{scope.class_name}.{method.name.value}"
+    elif method is not None and scope.class_name is None and scope.name == f"{method.name.value}()" and (
+            placement.handle.obj in scope.arrived):
+        # a module function's move of a model it was handed (`save_network(model)`, then `network.cuda()`)
+        name = method.name.value
+    else:
+        name = None
+    # the method's or function's callers say where that model already is
+    if name is not None and _callers_harmless((where, name), None, placement_signature(placement), analysis,
+                                              project, 0):
+        return True
     return story is not None and story.holder.arrives and _callers_harmless(
         story.holder.arrives_key, story.holder.var, placement_signature(placement), analysis, project, 0)
 

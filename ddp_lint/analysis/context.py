@@ -53,12 +53,29 @@ def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: It
 def literal_value(node: cst.BaseExpression) -> Optional[Tuple[object]]:
     """`(-1,)` for `-1`, `(None,)` for `None`: a number, string, `True`/`False`/`None` or a negated number,
     in a 1-tuple; None for anything not literal."""
-    if isinstance(node, cst.Name):
-        return (_NAMED_LITERALS[node.value],) if node.value in _NAMED_LITERALS else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = literal_value(node.expression)
+        inner = _plain_literal(node.expression)
         return (-inner[0],) if inner is not None and isinstance(inner[0], (int, float)) and not isinstance(
             inner[0], bool) else None
+    return _plain_literal(node)
+
+
+def literal_truth(node: cst.BaseExpression) -> Optional[bool]:
+    """`False`, `None`, `0`, `""` and the like as Python judges them; None for anything not literal."""
+    value = _plain_literal(node)
+    return None if value is None else bool(value[0])
+
+
+def literal_is_none(node: cst.BaseExpression) -> Optional[bool]:
+    """`None` is None, any other literal is not; None for anything not literal."""
+    value = _plain_literal(node)
+    return None if value is None else value[0] is None
+
+
+def _plain_literal(node: cst.BaseExpression) -> Optional[Tuple[object]]:
+    """A number, a string or `True`/`False`/`None` as written, in a 1-tuple; None for anything else."""
+    if isinstance(node, cst.Name):
+        return (_NAMED_LITERALS[node.value],) if node.value in _NAMED_LITERALS else None
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
         try:
             return (ast.literal_eval(node.value),)
@@ -72,25 +89,6 @@ _COMPARISONS = {
     cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
     cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
 }
-
-
-def literal_truth(node: cst.BaseExpression) -> Optional[bool]:
-    """`False`, `None`, `0`, `""` and the like as Python judges them; None for anything not literal."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return node.value == "True"
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
-        try:
-            return bool(ast.literal_eval(node.value))
-        except (ValueError, SyntaxError):
-            return None
-    return None
-
-
-def literal_is_none(node: cst.BaseExpression) -> Optional[bool]:
-    """`None` is None, any other literal is not; None for anything not literal."""
-    if isinstance(node, cst.Name) and node.value == "None":
-        return True
-    return False if literal_truth(node) is not None else None
 
 
 def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, object]:

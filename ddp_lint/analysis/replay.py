@@ -141,16 +141,14 @@ class SummaryReplay:
         built = [Instance(each.methods, kept(each.attributes), (), each.locate or summary.locate, each.class_name,
                           {key: frozenset(found) for key, found in kept(each.parameter_attributes).items()})
                  for each in summary.returned_instances]
-        if not any(each.attributes or each.parameter_attributes for each in built):
-            if summary.returned_placements:
-                return None
-            # an object the call built and placed nowhere (`model = get_net(cfg)`): where it is and what
-            # dtype it has are known, on the CPU in float32 until moved or cast, whatever it is
-            new = Handle(next(self.ids), (), f"{summary.name}()")
-            self.scope.built_here.add(new.obj)
-            return Value(handle=new)
+        keeps = any(each.attributes or each.parameter_attributes for each in built)
+        if not keeps and summary.returned_placements:
+            return None
+        # a new object: built by the call, so on the CPU in float32 until moved or cast, whatever it keeps
         new = Handle(next(self.ids), (), f"{summary.name}()")
         self.scope.built_here.add(new.obj)
+        if not keeps:
+            return Value(handle=new)  # placed nowhere (`model = get_net(cfg)`): what it is stays unknown
         self._instances[new.obj] = built[0]._replace(others=tuple(built[1:]))
         return Value(handle=new, contains=True)  # a new object, as a constructor's (`_construct`)
 
