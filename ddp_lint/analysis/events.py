@@ -24,6 +24,14 @@ class Handle:
             return False
         return all(a == b or ANY_SUBMODULE in (a, b) for a, b in zip(self.sub, other.sub))
 
+    def covers(self, other: "Handle") -> bool:
+        """Whether placing this places all of `other`: the same object, at `other`'s part or above it.
+        Moving `self.sdt` moves none of `self.fc1`; `model.modules()` (a `*` part) reaches every part."""
+        if self.obj != other.obj:
+            return False
+        sub = self.sub[:-1] if self.sub[-1:] == (ANY_SUBMODULE,) and len(other.sub) < len(self.sub) else self.sub
+        return len(sub) <= len(other.sub) and all(a == b or ANY_SUBMODULE in (a, b) for a, b in zip(sub, other.sub))
+
 
 # The arm index of a `try` body: it runs on every path, though an exception may cut it short, so an
 # ending event in it is skipped on the paths through the handlers.

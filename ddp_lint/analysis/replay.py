@@ -576,7 +576,7 @@ class SummaryReplay:
         for origin, sub, event in summary.placements:
             # an argument, or what the object keeps (`solver.fit()` moving the model `Solver(model)` kept)
             handles = actual(origin, sub) if origin.kind in ("param", "self") else ()
-            if handles and all(any(_same_place(prior, event) and prior.handle.overlaps(h) for prior in earlier)
+            if handles and all(any(_same_place(prior, event) and prior.handle.covers(h) for prior in earlier)
                                for h in handles):
                 done.add(placement_signature(event))
         return frozenset(done)

@@ -12,6 +12,7 @@ from .events import (
     DiscardedWrapperEvent,
     DroppedEvent,
     ForwardEvent,
+    Handle,
     HolderEvent,
     Site,
     ManagedEvent,
@@ -76,8 +77,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                and not event.site.exclusive_with(holder.site)
                and (position < index if event.site.function is holder.site.function
                     else _runs_after(event.site, holder.site, scope))]
-    placed = _placed_before(earlier)
-    dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in placed)
+    dtensor = any(operation in cat.DTENSOR_PLACEMENTS for _, operation, _ in _placed_before(earlier))
     # what the rules and the fix planner read: the holder under the name this scope gave it
     story = HolderStory(dataclasses.replace(holder, var=scope.name_of(holder)) if holder.var is None else holder, scope)
     refused = frozenset().union(*(e.flags for e in scope.events
@@ -105,7 +105,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             made = (id(event.site.node), event.elsewhere, id(event.source), event.kind)
             if made in seen:
                 continue  # the same call on another object the name may hold
-            if _already_there(_placed_before(e for e in moved if e.handle.overlaps(event.handle)
+            held = _held_parts(holder, event)
+            if _already_there(_placed_before(e for e in moved if _covers(e, held)
                                              and e.argument_text == event.argument_text  # the same place, by name
                                              and e.site.function is event.site.function
                                              and not e.site.exclusive_with(event.site)), event):
@@ -121,8 +122,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             own = event.handle.obj in scope.built_here
             if _stays_on_cpu(event, earlier + moved[:-1], own) or _back_from_cpu(event, earlier, moved[:-1], own):
                 continue
-            if _already_there(_placed_before(e for e in earlier if e.handle.overlaps(event.handle)) if own else placed,
-                              event):
+            if _already_there(_placed_before(e for e in earlier if _covers(e, held)), event):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
                 continue
@@ -265,6 +265,18 @@ def _object_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
         return False
     owner = dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
     return owner is not None and holder.var == f"{owner}.{holder.attribute}"
+
+
+def _held_parts(holder: HolderEvent, event: PlacementEvent) -> List[Handle]:
+    """What of the parameters the holder holds a placement reaches: the deeper of the two handles."""
+    return [model if len(model.sub) >= len(event.handle.sub) else event.handle
+            for model in holder.models if model.overlaps(event.handle)]
+
+
+def _covers(earlier: PlacementEvent, held: List[Handle]) -> bool:
+    """Whether an earlier placement reached all of those parts: moving one child of a module (`self.sdt
+    = SDT().to(device)` in a constructor) leaves its other children where they were built."""
+    return all(earlier.handle.covers(part) for part in held)
 
 
 def _placed_before(placements) -> List[Tuple[str, str, str]]:
