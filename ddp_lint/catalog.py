@@ -628,6 +628,16 @@ DEVICE_CONSTRUCTORS: FrozenSet[str] = frozenset({"torch.device", "device"})
 CPU = "cpu"
 # Device strings that name one device of a kind (a move there is not "the run's device").
 NAMED_DEVICE_PREFIXES: Tuple[str, ...] = ("cuda:", "xpu:", "mps")
+# What chooses each process's current CUDA device (`torch.cuda.set_device(rank)`, `with
+# torch.cuda.device(rank):`, `CUDA_VISIBLE_DEVICES` set per process). A file with none of them leaves the
+# current device cuda:0 in every process, so `.cuda()` there is not where a rank's own index points.
+CURRENT_DEVICE_CALLS: Tuple[str, ...] = ("set_device", "cuda.device")
+CURRENT_DEVICE_VARIABLES: FrozenSet[str] = frozenset({"CUDA_VISIBLE_DEVICES"})
+# A move with no index, `.cuda()` or to one of these: the current device.
+CURRENT_DEVICE_TEXTS: FrozenSet[str] = frozenset({"", "cuda", 'torch.device("cuda")', "torch.device('cuda')"})
+# A wrapper keyword whose list names each process's own device by index: what the file passes there is a
+# rank's device (`DistributedDataParallel(model, device_ids=[opt.local_rank])`).
+DEVICE_INDEX_KEYWORD = "device_ids"
 # The cast that makes float32: parameters are float32 already unless cast before, so it is a no-op
 # after a wrap and undoes an earlier `.half()`.
 FLOAT32_CAST = "float"

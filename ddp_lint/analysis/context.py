@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from .events import Guard
-from .names import dotted_name
+from .names import dotted_name, plain_text
 
 # name -> (position among the arguments a caller passes, the truth of its literal default or None);
 # `name is None` -> the same for whether it is None (`def apply(model, mix, device=None)`);
@@ -25,6 +25,17 @@ from .names import dotted_name
 Decidable = Dict[str, Tuple[int, object]]
 NONE_TEST = " is None"
 VALUE_OF = " value"
+
+
+class _DeviceIndex:
+    """What a caller passes that the file also hands a wrapper as a device index (`device_ids=[opt.local_rank]`):
+    no literal, but a whole number from 0 up, which decides `local_rank > -1`."""
+
+    def __repr__(self) -> str:
+        return "<a device index>"
+
+
+DEVICE_INDEX = _DeviceIndex()
 
 
 def parameter_of(key: str) -> str:
@@ -91,10 +102,12 @@ _COMPARISONS = {
 }
 
 
-def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, object]:
+def call_truths(decidable: Decidable, args: Sequence[cst.Arg], device_indices: FrozenSet[str] = frozenset()
+                ) -> Dict[str, object]:
     """The truth of each decidable parameter at this call (and whether it is None, and its literal): the
     literal passed, else the literal default when nothing can pass it (a `*args` or `**kwargs` at the
-    call may)."""
+    call may). `device_indices`: the texts the file hands a wrapper as device indices (what is passed as
+    one of them is a whole number from 0 up)."""
     positional = [arg for arg in args if arg.keyword is None and arg.star == ""]
     keywords = {arg.keyword.value: arg for arg in args if arg.keyword is not None}
     spread = any(arg.star for arg in args)
@@ -104,11 +117,22 @@ def call_truths(decidable: Decidable, args: Sequence[cst.Arg]) -> Dict[str, obje
         if passed is not None:
             truth = (literal_is_none(passed.value) if name.endswith(NONE_TEST) else
                      literal_value(passed.value) if name.endswith(VALUE_OF) else literal_truth(passed.value))
+            if truth is None and device_indices and name.endswith(VALUE_OF) and "".join(
+                    plain_text(passed.value).split()) in device_indices:
+                truth = (DEVICE_INDEX,)
         else:
             truth = None if spread else default
         if truth is not None:
             truths[name] = truth
     return truths
+
+
+def _index_compared(compare, other: Optional[Tuple[object]]) -> Optional[bool]:
+    """A device index (0 or more) against a literal: decided only where every such index agrees."""
+    if compare is None or other is None or isinstance(other[0], bool) or not isinstance(other[0], (int, float)):
+        return None
+    answers = {bool(compare(index, other[0])) for index in (0, 1, max(1, int(other[0]) + 1))}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def never_runs(guards: Sequence[Guard], truths: Mapping[str, bool]) -> bool:
@@ -130,6 +154,8 @@ def truth_of(test: cst.BaseExpression, truths: Mapping[str, bool]) -> Optional[b
             return None if none is None else none is isinstance(target.operator, cst.Is)
         known, other = truths.get(name + VALUE_OF) if name is not None else None, literal_value(target.comparator)
         compare = _COMPARISONS.get(type(target.operator))
+        if known is not None and known[0] is DEVICE_INDEX:
+            return _index_compared(compare, other)
         if known is not None and other is not None and compare is not None:
             try:
                 return bool(compare(known[0], other[0]))

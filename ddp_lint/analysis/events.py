@@ -293,6 +293,9 @@ class ScopeEvents:
     arrived: Set[int] = field(default_factory=set)
     # Whether the objects built here start in float32 (the file leaves the default dtype alone).
     starts_float32: bool = False
+    # In a file that never chooses the current CUDA device: the texts it passes as a wrapper's device
+    # indices (`device_ids=[opt.local_rank]`), each a rank's own device, unlike `.cuda()` (cuda:0).
+    rank_devices: FrozenSet[str] = frozenset()
     # Objects a managed call returned (`model, opt = amp.initialize(model, opt)`): the library placed
     # them on the run's device (or kept them where it requires them), so a later move there is no move.
     placed_by_library: Set[int] = field(default_factory=set)

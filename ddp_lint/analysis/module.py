@@ -65,7 +65,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.method_orders = analysis.method_orders
         walker.optimizer_uses = optimizer_uses
         walker.module_tables, walker.type_alias = tables, type_alias
-        walker.scope.starts_float32 = _starts_float32(source)
+        walker.scope.starts_float32, walker.scope.rank_devices = _starts_float32(source), _rank_devices(source)
         return walker
 
     # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).
@@ -119,6 +119,29 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
     return analysis
+
+
+@lru_cache(maxsize=64)
+def _rank_devices(source: Optional[str]) -> FrozenSet[str]:
+    """The device indices the file hands a wrapper (`device_ids=[opt.local_rank]`), when it never chooses
+    the current device: then `.cuda()` is cuda:0 in every process and a move to one of these is a move
+    to another device in every process but the first (see catalog.CURRENT_DEVICE_CALLS)."""
+    if source is None or cat.DEVICE_INDEX_KEYWORD not in source:
+        return frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    indices = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in cat.CURRENT_DEVICE_VARIABLES:
+            return frozenset()
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(cat.CURRENT_DEVICE_CALLS):
+            return frozenset()
+        for keyword in node.keywords if isinstance(node, ast.Call) else ():
+            if keyword.arg == cat.DEVICE_INDEX_KEYWORD and isinstance(keyword.value, (ast.List, ast.Tuple)):
+                indices.update("".join(ast.unparse(element).split()) for element in keyword.value.elts)
+    return frozenset(indices)
 
 
 @lru_cache(maxsize=64)

@@ -54,7 +54,7 @@ class SummaryReplay:
         via = f"{summary.name}()"
         if self.dispatching is not None and dotted.startswith("self.") and dotted[5:] in self.dispatching[1]:
             via = f"{self.dispatching[0]}.{summary.name}()"  # the subclass's override runs
-        truths = call_truths(summary.decidable, call.args) if summary.decidable else {}
+        truths = call_truths(summary.decidable, call.args, self.scope.rank_devices) if summary.decidable else {}
         passed = self._replay_ownership(call, summary, args, own, instance, actual, via,
                                         (positional, keywords, truths))
         # the callee's steps and moves replay in its own order: `train_epoch(model, opt)` that moves the
@@ -156,7 +156,7 @@ class SummaryReplay:
         """The callee's summary for this call's constant arguments, when they decide one of its tests."""
         if summary.in_context is None or not summary.arguments:
             return summary
-        truths = call_truths(summary.arguments, call.args)
+        truths = call_truths(summary.arguments, call.args, self.scope.rank_devices)
         if not any(parameter_of(key) in summary.tests for key in truths):
             return summary
         special = summary.in_context(truths)

@@ -104,7 +104,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # the statement that makes it, here and where a helper of another module does it
             made = (id(event.site.node), event.elsewhere, id(event.source), event.kind)
             if made in seen:
-                continue  # the same call on another object the name may hold
+                moved.append(event)  # the same call on another object the name may hold: it moved that one
+                continue
             held = _held_parts(holder, event)
             if _already_there(_placed_before(e for e in moved if _covers(e, held)
                                              and e.argument_text == event.argument_text  # the same place, by name
@@ -122,7 +123,11 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             own = event.handle.obj in scope.built_here
             if _stays_on_cpu(event, earlier + moved[:-1], own) or _back_from_cpu(event, earlier, moved[:-1], own):
                 continue
-            if _already_there(_placed_before(e for e in earlier if _covers(e, held)), event):
+            # where the last move before it put what it reaches: before the holder, or after it on this path
+            before = [e for e in earlier if _covers(e, held)] + [
+                e for e in moved[:-1] if _covers(e, held) and e.site.function is event.site.function
+                and e.site.order < event.site.order and not e.site.exclusive_with(event.site)]
+            if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
                 continue
@@ -279,15 +284,20 @@ def _covers(earlier: PlacementEvent, held: List[Handle]) -> bool:
     return all(earlier.handle.covers(part) for part in held)
 
 
-def _placed_before(placements) -> List[Tuple[str, str, str]]:
+def _placed_before(placements, ranks: FrozenSet[str] = frozenset()) -> List[Tuple[str, str, str]]:
     """(kind, operation, target) of each move and cast that reached the model before the holder."""
     return [
-        (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, cat.CPU if e.kind == cat.HOME else _target(e))
+        (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, cat.CPU if e.kind == cat.HOME else _target(e, ranks))
         for e in placements if e.kind in (cat.MOVE, cat.CAST, cat.HOME) or e.operation in cat.DTENSOR_PLACEMENTS
     ]
 
 
-def _target(event: PlacementEvent) -> str:
+# Two spellings of the device the run uses that are different devices in a file that never chooses the
+# current one (see ScopeEvents.rank_devices): cuda:0, and each process's own index.
+_CURRENT, _RANKS_OWN = "<the current device>", "<the rank's own device>"
+
+
+def _target(event: PlacementEvent, ranks: FrozenSet[str] = frozenset()) -> str:
     """Where a move goes or what a cast makes, spelled the same way for the same place: "" for a move
     to the device the run uses (`.cuda()`, `.to(device)`), a literal only when the code names one."""
     if event.kind == cat.CAST:
@@ -297,16 +307,27 @@ def _target(event: PlacementEvent) -> str:
         # where the object was before an earlier move: a place of its own, the same only for the same read
         return "<where it was: %s>" % ",".join(map(str, sorted(event.device_of)))
     text = event.argument_text.strip().strip("'\"")
+    if ranks:
+        first = "".join(event.argument_text.split(",")[0].split())
+        if first in ranks:
+            return _RANKS_OWN
+        if first.strip("'\"") in cat.CURRENT_DEVICE_TEXTS:
+            return _CURRENT
     return text if text.startswith(cat.NAMED_DEVICE_PREFIXES) else ""
 
 
-def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent) -> bool:
+def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent,
+                   ranks: FrozenSet[str] = frozenset()) -> bool:
     """A move or cast is a round trip when the last placement of its kind before the holder went to
-    the same place; "already placed" means already placed *there*."""
+    the same place; "already placed" means already placed *there*. The run's device spelled without a
+    name ("") is either of the two it may be; those two differ."""
     if event.kind not in (cat.MOVE, cat.CAST) or event.new_place:
         return False
     targets = [target for kind, _, target in placed if kind == event.kind]
-    return bool(targets) and targets[-1] == _target(event)
+    if not targets:
+        return False
+    last, this = targets[-1], _target(event, ranks)
+    return last == this or {last, this} in ({"", _CURRENT}, {"", _RANKS_OWN})
 
 
 def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
