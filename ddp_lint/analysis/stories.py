@@ -123,12 +123,10 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             own = event.handle.obj in scope.built_here
             if _stays_on_cpu(event, earlier + moved[:-1], own) or _back_from_cpu(event, earlier, moved[:-1], own):
                 continue
-            # where the last move before it put what it reaches: before the holder (for an object from
-            # elsewhere, any earlier move of what the holder holds: it may be the object that move
-            # reached, `model = convert(model)`), or after it on this path
-            before = [e for e in earlier if not own or _covers(e, held)] + [
-                e for e in moved[:-1] if _covers(e, held) and e.site.function is event.site.function
-                and e.site.order < event.site.order and not e.site.exclusive_with(event.site)]
+            # where the last move before the holder put what it reaches (for an object from elsewhere, any
+            # earlier move of what the holder holds: it may be the object that move reached, `model =
+            # convert(model)`)
+            before = [e for e in earlier if not own or _covers(e, held)]
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
