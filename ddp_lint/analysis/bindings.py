@@ -141,8 +141,13 @@ class BindingWalker:
             self._entries = {**self._entries, entry[0]: {**self._entries.get(entry[0], {}), entry[1]: value}}
         key = self._key_of(target)
         if key is None:
-            self._assign_attribute(target, value_node)
+            self._assign_attribute(target, value_node, value)
             return
+        if "." not in key:
+            if self._makes_new_module(value_node, value):
+                self._new_module_names.add(key)
+            else:
+                self._new_module_names.discard(key)
         made = value_node is None or isinstance(value_node, cst.Call)  # made by this call, not another name of it
         if value.wrapper and value.handle is not None and made and (key == "_" or (value_node is not None
                                                                                   and self._never_read(key))):
@@ -278,18 +283,37 @@ class BindingWalker:
             return value_of(binding, handles)
         return Value(handles[0], alts=frozenset(handles[1:]))
 
-    def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression]) -> None:
+    def _makes_new_module(self, node: Optional[cst.BaseExpression], value: Value) -> bool:
+        """Whether an expression is a module made here, with parameters of its own: a PyTorch module
+        class called (`nn.Sequential(...)`), a name bound to one in this function, or a call of a helper
+        whose every `return` hands back one it made."""
+        if value.new_module:
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in self._new_module_names
+        if not isinstance(node, cst.Call):
+            return False
+        if (isinstance(node.func, cst.Attribute) and node.func.attr.value in cat.METHOD_PLACEMENTS
+                and cat.METHOD_PLACEMENTS[node.func.attr.value].kind in (cat.MOVE, cat.CAST)):
+            return self._makes_new_module(node.func.value, EMPTY)  # `nn.Linear(4, 2).to(device)`: the same module
+        callee = dotted_name(node.func)
+        if callee is None:
+            return False
+        qualified = self.imports.qualify(callee)
+        return ((qualified.startswith(cat.MODULE_NAMESPACES[0]) or callee.startswith(cat.MODULE_NAMESPACES))
+                and qualified.rsplit(".", 1)[-1][:1].isupper())
+
+    def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression],
+                          value: Value) -> None:
         dotted = dotted_name(target)
         if dotted is None or not isinstance(value_node, cst.Call):
             return
         callee = dotted_name(value_node.func)
-        if callee is None:
-            return
-        qualified = self.imports.qualify(callee)
-        terminal = qualified.rsplit(".", 1)[-1]
-        if self.catalog.call_placement(qualified) is not None:
+        if callee is not None and self.catalog.call_placement(self.imports.qualify(callee)) is not None:
             return  # `model.features = DataParallel(model.features)`: the call is the placement, seen already
-        if (qualified.startswith(cat.MODULE_NAMESPACES[0]) or callee.startswith(cat.MODULE_NAMESPACES)) and terminal[:1].isupper():
+        if callee is None:
+            callee = code_text(value_node.func)  # `nn.Linear(4, 2).to`: named as the code spells it
+        if self._makes_new_module(value_node, value):
             for handle in self._resolve_all(dotted):
                 if handle.sub:
                     label = f"submodule reassignment `{dotted} = {callee}(...)`"

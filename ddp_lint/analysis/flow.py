@@ -312,6 +312,7 @@ class PathWalker:
                 value = self._eval(small.value)
                 if not self._silent:
                     self.returns.append(value)
+                    self.returned_new.append(self._makes_new_module(small.value, value))
                 self._note_handed_back(small.value)
             self._alive = False
         elif isinstance(small, (cst.Import, cst.ImportFrom)):

@@ -97,6 +97,8 @@ class Value(Held):
     # `opt, sched = build(model)` gives each name its own object.
     fields: Tuple["Value", ...] = ()
     items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
+    # A module the call made, with parameters of its own (what a helper returns that built one)
+    new_module: bool = False
 
 
 EMPTY = Value()

@@ -869,6 +869,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))
     summary.self_holders.extend(_kept_in_containers(walker))
     summary.returns_value = bool(walker.returns)
+    summary.returns_new_module = bool(walker.returned_new) and all(walker.returned_new)
     summary.fields = _returned_fields(walker)
     summary.returned_instances = _returned_instances(walker)
     summary.returned_placements = _returned_placements(walker)

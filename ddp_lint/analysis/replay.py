@@ -111,6 +111,8 @@ class SummaryReplay:
                 return Value(params=params)
         if summary.returned_placements:
             return self._returned_placed(call, summary, via, self._origin_places(positional, keywords, own))
+        if summary.returns_new_module:
+            return Value(new_module=True)  # `return nn.Sequential(...)`: a module made by this call
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _each_class(self, call: cst.Call, dotted: str, args, owner: str, union: Instance) -> Optional[Value]:

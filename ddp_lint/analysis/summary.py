@@ -142,6 +142,9 @@ class HelperSummary:
     returns_self_members: Tuple[Part, ...] = ()
     reads_as_attribute: bool = False  # a `@property`: `trainer.networks` runs it without a call
     returns_value: bool = True  # a `return` with a value on some path (False: its callers get None)
+    # Every `return` hands back a module it made (`return nn.Sequential(...)`): a caller's
+    # `agent.net = self.create_network()` puts new parameters where the old ones were.
+    returns_new_module: bool = False
     param_names: Tuple[str, ...] = ()
     # (`self.x`, "step"/"load_state_dict", where in the function's order)
     state_calls: List[Tuple[str, str, int]] = field(default_factory=list)

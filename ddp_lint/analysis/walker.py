@@ -89,7 +89,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.overwrite_flag = overwrite_flag
         self.env: Env = {}
         self.origins: Dict[int, Origin] = {}
-        self.returns: List[Value] = []
+        self.returns, self.returned_new, self._new_module_names = [], [], set()  # see _makes_new_module
         self.state_calls: List[Tuple[str, str, int]] = []
         self.argument_state_calls: List[ArgumentState] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
@@ -272,13 +272,13 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             if id(handler) in self._running:
                 continue
             self._running.add(id(handler))
-            alive, returns, via = self._alive, list(self.returns), self._running_via
+            alive, returns, new, via = self._alive, list(self.returns), list(self.returned_new), self._running_via
             self._running_via = f"{handler.name.value}() run by {owner}.{method}()"
             try:
                 self._walk_block(suite_body(handler.body))
             finally:
                 self._running.discard(id(handler))
-                self._alive, self.returns, self._running_via = alive, returns, via
+                self._alive, self.returns, self.returned_new, self._running_via = alive, returns, new, via
 
     def _note_definition(self, statement: cst.CSTNode) -> None:
         """A nested function registered as a handler (`@trainer.on(...)`) runs when its object runs."""

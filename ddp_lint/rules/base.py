@@ -163,7 +163,8 @@ def short_code(text: str) -> str:
 
 def short_placement(placement: PlacementEvent) -> str:
     if placement.label.startswith("submodule"):  # `submodule reassignment `m.fc = ...``: prose around code
-        return placement.label if len(placement.label) <= _SHORT + 12 else placement.label.split("`")[0] + "of a submodule"
+        code = placement.label.partition("`")[2]  # too long: the attribute it rebinds
+        return placement.label if len(placement.label) <= _SHORT + 12 else "new " + short_code(code.partition(" = ")[0])
     return short_code(placement_text(placement))
 
 
