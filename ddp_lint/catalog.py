@@ -661,6 +661,9 @@ MODULE_CONTAINERS: FrozenSet[str] = frozenset({"torch.nn.ModuleList", "torch.nn.
 
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
+# The keyword every torch optimizer takes its parameters by (the first positional argument otherwise), and
+# the key of a param group's parameters (`{"params": ..., "lr": ...}`).
+PARAMS_KEYWORD = "params"
 
 
 def hands_parameters(method: Optional[str], name: Optional[str]) -> bool:

@@ -144,10 +144,7 @@ class BindingWalker:
             self._assign_attribute(target, value_node, value)
             return
         if "." not in key:
-            if self._makes_new_module(value_node, value):
-                self._new_module_names.add(key)
-            else:
-                self._new_module_names.discard(key)
+            self._note_local_name(key, value_node, value)
         made = value_node is None or isinstance(value_node, cst.Call)  # made by this call, not another name of it
         if value.wrapper and value.handle is not None and made and (key == "_" or (value_node is not None
                                                                                   and self._never_read(key))):
@@ -282,6 +279,14 @@ class BindingWalker:
         if binding is not None:
             return value_of(binding, handles)
         return Value(handles[0], alts=frozenset(handles[1:]))
+
+    def _note_local_name(self, key: str, value_node: Optional[cst.BaseExpression], value: Value) -> None:
+        """What a plain name means now: no longer a nested function; a module made here, or not."""
+        self._local_functions.pop(key, None)
+        if self._makes_new_module(value_node, value):
+            self._new_module_names.add(key)
+        else:
+            self._new_module_names.discard(key)
 
     def _makes_new_module(self, node: Optional[cst.BaseExpression], value: Value) -> bool:
         """Whether an expression is a module made here, with parameters of its own: a PyTorch module
@@ -678,7 +683,7 @@ def _is_params_entry(target: cst.BaseExpression) -> bool:
         return False
     index = target.slice[0].slice
     return (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
-            and index.value.raw_value == "params")
+            and index.value.raw_value == cat.PARAMS_KEYWORD)
 
 
 def is_cpu_device(node: Optional[cst.BaseExpression]) -> bool:

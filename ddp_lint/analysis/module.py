@@ -580,18 +580,26 @@ class _LazyFunctions(_Lazy):
     def __init__(self, functions: Dict[str, cst.FunctionDef], new_walker) -> None:
         super().__init__(new_walker)
         self._functions = functions
+        self._nested: Dict[str, cst.FunctionDef] = {}
 
     def defines(self, name: str) -> bool:
         return name in self._functions
 
+    def nested(self, function: cst.FunctionDef) -> Optional[HelperSummary]:
+        """A function defined inside another (`def make(params): return Adam(params)` in `main()`),
+        summarised as a module-level one is: what it reads of the enclosing function is unknown there."""
+        key = f"{function.name.value} in line {id(function)}"
+        self._nested[key] = function
+        return self.get(key)
+
     def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
-        function = self._functions.get(name)
+        function = self._functions.get(name) or self._nested.get(name)
         if function is None:
             return None
-        walker = self._summary_walker(f"{name}()", {}, context)
+        walker = self._summary_walker(f"{function.name.value}()", {}, context)
         names = walker.bind_parameters(function, is_method=False)
         walker.walk_body(suite_body(function.body), root=(function,))
-        return _summarize(name, walker, names)
+        return _summarize(function.name.value, walker, names)
 
 
 class _LazySummaries(_Lazy):

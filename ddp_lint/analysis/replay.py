@@ -187,6 +187,8 @@ class SummaryReplay:
         if inherited:
             lookup = getattr(self.method_helpers, "inherited", None)
             summary = lookup(dotted[5:]) if lookup is not None else None
+        elif "." not in dotted and dotted in self._local_functions and hasattr(self.helpers, "nested"):
+            summary = self.helpers.nested(self._local_functions[dotted])
         elif "." not in dotted:
             summary = self.helpers.get(dotted)
             if summary is None and self._is_free(dotted):
@@ -227,8 +229,10 @@ class SummaryReplay:
                 if value is None:
                     return ()
                 # a container handed in (`MultiHead([cls_head, box_head])`): what the callee does to
-                # what it holds, it does to the modules it holds
-                handles = value.handles or tuple(sorted(value.members, key=handle_key))
+                # what it holds, it does to the modules it holds; parameters handed in (`make_optimizer(
+                # model.parameters())`): the modules they are of
+                handles = (value.handles or tuple(sorted(value.members, key=handle_key))
+                           or tuple(sorted(value.params, key=handle_key)))
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in handles)
             if origin.kind == "self" and own:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))

@@ -82,14 +82,14 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.scope = ScopeEvents(name)
         self.project = project  # the project index: summaries of other modules' functions and classes
         self.path, self.imports, self.catalog = path, imports, catalog
-        self.helpers = helpers
-        self.method_helpers = method_helpers
+        self.helpers, self.method_helpers = helpers, method_helpers
         self.constructors = constructors if constructors is not None else {}
-        self.ids = ids
-        self.overwrite_flag = overwrite_flag
+        self.ids, self.overwrite_flag = ids, overwrite_flag
         self.env: Env = {}
         self.origins: Dict[int, Origin] = {}
-        self.returns, self.returned_new, self._new_module_names = [], [], set()  # see _makes_new_module
+        # each `return`'s value and whether it is a module made here, the names bound to one (see
+        # _makes_new_module), and the functions defined in the walked one (see _note_definition)
+        self.returns, self.returned_new, self._new_module_names, self._local_functions = [], [], set(), {}
         self.state_calls: List[Tuple[str, str, int]] = []
         self.argument_state_calls: List[ArgumentState] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
@@ -281,10 +281,13 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
                 self._alive, self.returns, self.returned_new, self._running_via = alive, returns, new, via
 
     def _note_definition(self, statement: cst.CSTNode) -> None:
-        """A nested function registered as a handler (`@trainer.on(...)`) runs when its object runs."""
+        """A nested function registered as a handler (`@trainer.on(...)`) runs when its object runs; any
+        other is a helper its name calls from here on."""
         owner = _handler_owner(statement) if isinstance(statement, cst.FunctionDef) else None
         if owner is not None:
             self._handlers.setdefault(owner, []).append(statement)
+        elif isinstance(statement, cst.FunctionDef) and self._function is not None:
+            self._local_functions[statement.name.value] = statement
 
     @property
     def _function(self) -> Optional[cst.FunctionDef]:
