@@ -725,6 +725,8 @@ MODULE_SETTING_ATTRIBUTES: FrozenSet[str] = frozenset({
 # `.to()` arguments that make the move a parameter replacement (new objects), and no-op devices.
 REPLACING_DEVICE_MARKERS: Tuple[str, ...] = ("xla", "lazy")
 NOOP_DEVICES: FrozenSet[str] = frozenset({"cpu"})
+# The device with no storage (`with torch.device("meta"):`): what is built there is materialised later.
+META_DEVICE = "meta"
 DTYPE_NAMES: FrozenSet[str] = frozenset(
     "float16 half bfloat16 float32 float float64 double complex64 complex128 int8 uint8 float8_e4m3fn".split()
 )

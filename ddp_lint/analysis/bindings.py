@@ -12,7 +12,7 @@ from .. import catalog as cat
 from .kwargs import key_of
 from .events import DiscardedWrapperEvent, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
-from .names import code_text, dotted_name, dotted_names, operands
+from .names import code_text, dotted_name, dotted_names, operands, plain_text
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
 from .flow import bound_keys
 
@@ -501,11 +501,24 @@ class BindingWalker:
         binding = self.env.get(name)
         return binding is None or binding.handle is self._free.get(name)
 
+    def _built_on_device(self, call: cst.Call) -> Optional[str]:
+        """The device a PyTorch module class call builds its module on, other than the CPU: its `device=`
+        argument, or the device of the `with torch.device(...)` it is made in. None for the CPU (the
+        default), for the meta device (no storage: `to_empty` replaces what it holds) and for any other call."""
+        if not self._makes_new_module(call, EMPTY) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        given = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD),
+                     None)
+        device = plain_text(given) if given is not None else self._manager_context
+        if device is None or device.strip("'\"") in cat.NOOP_DEVICES | {cat.META_DEVICE} or is_cpu_device(given):
+            return None
+        return device
+
     def _built_on_cpu(self, node: Optional[cst.BaseExpression]) -> bool:
         """`nn.Linear(16, 4)`: a module of PyTorch's own classes made here, with no device given, is
         on the CPU (where a `.cpu()` moves nothing)."""
-        if not isinstance(node, cst.Call) or any(arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD
-                                                 for arg in node.args):
+        if not isinstance(node, cst.Call) or self._built_on_device(node) is not None or any(
+                arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD for arg in node.args):
             return False
         qualified = self._qualify(dotted_name(node.func) or "")
         return qualified.startswith(cat.MODULE_NAMESPACES[0]) and qualified.rsplit(".", 1)[-1][:1].isupper()

@@ -75,6 +75,12 @@ class EffectWalker:
         if dotted is not None and self._qualify(dotted) in cat.UNPICKLING_CALLS:
             # a new object, and so is each of its entries (bindings._note_replaced_name reads this)
             value = dataclasses.replace(value, unpickled=True)
+        device = self._built_on_device(call) if value.handle is None else None
+        if device is not None:
+            # `nn.Linear(4, 2, device=device)`: built there, as if moved there before it has a name
+            event = PlacementEvent(self._site(call), Handle(-1, (), ""), cat.MOVE, f"{dotted}(..., device={device})",
+                                   argument_text=device, operation=cat.DEVICE_KEYWORD)
+            value = dataclasses.replace(value, pending=value.pending + (event,))
         # what a managed call returns is the library's pair (`model, opt = accelerator.prepare(model, opt)`),
         # each position of its tuple too
         if not managed:
@@ -492,7 +498,11 @@ class EffectWalker:
 
     def _enter_manager(self, manager: cst.BaseExpression) -> bool:
         """`with <re-points the optimizers>():`: the holders held here are managed from now on; whether
-        the placements inside it are made in step with them."""
+        the placements inside it are made in step with them. `with torch.device(x):`: the modules built
+        inside it are built on x."""
+        if (isinstance(manager, cst.Call) and self._qualify(dotted_name(manager.func) or "") in cat.DEVICE_CONSTRUCTORS
+                and len(manager.args) == 1 and manager.args[0].keyword is None):
+            self._manager_context = plain_text(manager.args[0].value)
         if not (isinstance(manager, cst.Call) and cat.syncs_optimizer(callee_name(manager.func))):
             return False
         held = self._held_holders()

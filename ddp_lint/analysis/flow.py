@@ -82,7 +82,7 @@ class PathWalker:
             elif isinstance(statement, (cst.For, cst.While)):
                 self._walk_loop(statement)
             elif isinstance(statement, cst.With):
-                syncing = False
+                syncing, outer = False, self._manager_context  # what the managers set up lasts for the body
                 for item in statement.items:
                     value = self._eval(item.item)
                     if item.asname is not None:
@@ -93,6 +93,7 @@ class PathWalker:
                     self._walk_suite(statement.body)
                 finally:
                     self._synced -= syncing
+                    self._manager_context = outer
             elif isinstance(statement, cst.Try):
                 self._walk_try(statement)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):

@@ -139,7 +139,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.base_kept: Dict[str, Tuple[Handle, ...]] = {}
         self._dead: FrozenSet[Arm] = frozenset()
         self._silent = 0  # > 0 while a loop body is walked once only for its bindings
-        self._synced = 0  # > 0 inside `with <re-points the optimizers>():`
+        self._synced, self._manager_context = 0, None  # inside `with <re-points optimizers>()` / `torch.device(x)`
         self._writes: List[set] = []  # names bound in each enclosing branch arm, innermost last
         self._in_test = 0  # > 0 while the condition of an `if` or `while` is evaluated
         self._current_node: cst.CSTNode = cst.Pass()
