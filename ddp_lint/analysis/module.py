@@ -1025,6 +1025,7 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
     shapes = [value.fields for value in walker.returns if value.fields]
     if not shapes or len(shapes) != len(walker.returns) or len({len(shape) for shape in shapes}) != 1:
         return ()
+    new = _new_positions(walker, shapes)
     fields = []
     for position in range(len(shapes[0])):
         entry = None
@@ -1033,8 +1034,12 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
             holder = value.holder
             if holder is not None and holder.arrives:
                 holder = None  # the optimizer the caller handed in, handed back: the caller's own
-            if holder is not None:
-                models = _caller_parts(walker, holder.models)
+            if position in new:
+                entry = ReturnedField("new", new[position])
+            elif holder is not None:
+                places = {shape[i].handle.obj: i for i in new}
+                models = _caller_parts(walker, holder.models) + [
+                    Part(Origin("field", str(places[h.obj]), places[h.obj]), h.sub) for h in holder.models if h.obj in places]
                 if models:
                     entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view))
             elif value.wrapper and value.handle is not None:
@@ -1051,6 +1056,27 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
                     entry = ReturnedField("param", origin.index)
         fields.append(entry)
     return tuple(fields) if any(entry is not None for entry in fields) else ()
+
+
+def _new_positions(walker: ScopeWalker, shapes) -> Dict[int, Tuple[PlacementEvent, ...]]:
+    """The positions of a returned tuple that hold a module the function made and an optimizer at another
+    position holds (`return model, Adam(model.parameters())`), in every `return` alike: each with the
+    moves and casts the function made of it, which its callers replay on the object their call made."""
+    found: Dict[int, Tuple[PlacementEvent, ...]] = {}
+    for position in range(len(shapes[0])):
+        objects = set()
+        for shape in shapes:
+            value = shape[position]
+            held = {h.obj for other in shape for holder in other.holders for h in holder.models}
+            if (value.handle is None or value.handle.sub or _origin_kind(walker, value.handle) != "local"
+                    or value.handle.obj not in held or value.holders):
+                break
+            objects.add(value.handle.obj)
+        else:
+            found[position] = tuple(_with_device_origins(event, walker) for event in walker.scope.of_type(PlacementEvent)
+                                    if event.handle.obj in objects and not event.handle.sub
+                                    and event.kind in (cat.MOVE, cat.CAST))
+    return found
 
 
 def _definitions(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -367,12 +367,12 @@ class SummaryReplay:
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from))
 
-    def _returned_placed(self, call: cst.Call, summary: HelperSummary, via: str, places) -> Value:
+    def _returned_placed(self, call: cst.Call, summary: HelperSummary, via: str, places, placements=None) -> Value:
         """A new object the callee moved or cast before it returned it (`return Model(**cfg).to(device)`):
         made by this call, and placed so here, where the caller's device value says."""
         new = Handle(next(self.ids), (), f"{summary.name}()")
         self.scope.built_here.add(new.obj)
-        for event in summary.returned_placements:
+        for event in summary.returned_placements if placements is None else placements:
             passed = _argument_at_call(call, summary.param_names, event.argument_text)
             source = event.source or event.site.node
             elsewhere = event.elsewhere or (Elsewhere(summary.locate, source) if summary.locate else None)
@@ -485,12 +485,24 @@ class SummaryReplay:
                          keywords: Dict[str, Value]) -> Value:
         """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
         with the holders built at this call on what the caller handed in."""
+        # a module the callee made, beside an optimizer on it: made by this call, placed as the callee placed it
+        places = self._origin_places(positional, keywords, False)
+        made = {position: self._returned_placed(call, summary, f"{summary.name}()", places, entry.what).handle
+                for position, entry in enumerate(summary.fields) if entry is not None and entry.kind == "new"}
+
+        def at_call(origin: Origin, sub: Tuple[str, ...]) -> Tuple[Handle, ...]:
+            if origin.kind == "field":  # a module the call made, at another position of the tuple
+                return (Handle(made[origin.index].obj, sub, made[origin.index].text),) if origin.index in made else ()
+            return actual(origin, sub)
+
         values = []
-        for entry in summary.fields:
+        for position, entry in enumerate(summary.fields):
             value = EMPTY
-            if entry is not None and entry.kind == "holder":
+            if position in made:
+                value = Value(handle=made[position])
+            elif entry is not None and entry.kind == "holder":
                 kind, label, models, bucket_view = entry.what
-                handles = frozenset(h for o, s in models for h in actual(o, s))
+                handles = frozenset(h for o, s in models for h in at_call(o, s))
                 if handles:
                     event = HolderEvent(self._site(call), kind, f"{summary.name}()", handles, bucket_view=bucket_view)
                     self._emit(event)
