@@ -160,12 +160,14 @@ class BindingWalker:
         if old is not None:
             self._note_replaced_name(old, value, value_node or target)
             value = _wrapped_back(old, value, value_node, key)
-        if old is not None and value.holders:
+        if old is not None and (value.holders or value.unpickled_from):
+            # a new holder, or the one saved with the model (`self.optimizer = checkpoint["optimizer"]`)
             for previous in old.holders:
                 if previous.arrives and self._only_when_absent(key, previous):
                     continue  # `if self.optimizer is None: self.optimizer = ...`: the handed one is kept
                 if all(previous is not new for new in value.holders):
-                    self._emit(RebindEvent(self._site(value_node or target), previous, value.holder))
+                    self._emit(RebindEvent(self._site(value_node or target), previous, value.holder,
+                                           0 if value.holders else value.unpickled_from))
         alts: FrozenSet[Handle] = frozenset()
         if value.handle is not None and (not value.holders or value.contains):
             # One of a container's modules keeps its own name (`net.backbone`, not the loop's `part`).
@@ -252,7 +254,8 @@ class BindingWalker:
             label = f"{old.handle.text} = {code_text(node)}"
         else:
             return
-        self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True))
+        self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True,
+                                  unpickled_from=value.unpickled_from))
 
     def _unpacked(self, count: int, value: Value, value_node: Optional[cst.BaseExpression]) -> List[Value]:
         """What each of `count` names unpacking `value` gets."""
@@ -412,7 +415,8 @@ class BindingWalker:
             if isinstance(element.slice, cst.Index):
                 self._eval(element.slice.value)
         if inner.unpickled:
-            return Value(unpickled=True)  # `checkpoint["actor"]`: an object unpickling made, new as its container
+            # `checkpoint["actor"]`: an object unpickling made, new as its container, which its entries share
+            return Value(unpickled=True, unpickled_from=inner.handle.obj if inner.handle is not None else 0)
         if inner.callables:
             return Value(callables=_pick(inner.callables, node))
         if inner.makes is not None:

@@ -227,6 +227,8 @@ class PlacementEvent:
     # To a device read from the object before an earlier move here (`device = next(m.parameters()).device;
     # m.cuda(); ...; m.to(device)`): back to where it was, not to where the last move put it.
     to_earlier_place: bool = False
+    # A name rebound to an entry of an unpickled object (`self.model = checkpoint["model"]`): its id.
+    unpickled_from: int = 0
 
     @property
     def new_place(self) -> bool:
@@ -249,11 +251,13 @@ class ManagedEvent:
 
 @dataclass(frozen=True)
 class RebindEvent:
-    """The variable that held a holder now holds a new holder: the old one is superseded."""
+    """The variable that held a holder now holds a new holder: the old one is superseded. Or the one
+    saved with a model (`unpickled_from`, see heap.Held): superseded where that model replaced it."""
 
     site: Site
     old: HolderEvent
     new: Optional[HolderEvent]
+    unpickled_from: int = 0
 
 
 @dataclass(frozen=True)
@@ -293,6 +297,8 @@ class ScopeEvents:
     arrived: Set[int] = field(default_factory=set)
     # Whether the objects built here start in float32 (the file leaves the default dtype alone).
     starts_float32: bool = False
+    # The module the scope's code is in: the root of its top-level statements' liveness (stories._done_with).
+    module: Optional[cst.Module] = None
     # In a file that never chooses the current CUDA device: the texts it passes as a wrapper's device
     # indices (`device_ids=[opt.local_rank]`), each a rank's own device, unlike `.cuda()` (cuda:0).
     rank_devices: FrozenSet[str] = frozenset()

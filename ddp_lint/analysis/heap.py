@@ -61,6 +61,9 @@ class Held:
     # Unpickled (`torch.load(path)`, an entry of what it returned, or what a call of the file hands a
     # parameter): new objects with parameters of their own, whatever object was saved.
     unpickled: bool = False
+    # An entry of an unpickled object bound to a name (`checkpoint["model"]`): that object's id. Entries
+    # of one unpickling share their parameters (`checkpoint["optimizer"]` holds `checkpoint["model"]`'s).
+    unpickled_from: int = 0
 
     @property
     def holder(self) -> Optional[HolderEvent]:

@@ -14,7 +14,7 @@ A name is dead after a statement when, in the function's own body:
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -48,6 +48,83 @@ def dead_after(function: cst.FunctionDef, name: str, statement: cst.CSTNode) -> 
     return used
 
 
+def named_after(root: cst.CSTNode, name: str, statement: cst.CSTNode) -> bool:
+    """Whether anything in `root` (a function, or a module for its top level) reads what `name` holds
+    once `statement` has run: later in document order, or in a loop around it (the next pass), unless a
+    binding of the name comes first on the way (in a block around the read: `optimizer = Adam(...)` in
+    the other arm of an `if`, in the next pass); or in a nested function or lambda (it may run at any
+    time). True when unsure, and when nothing read it before either (its work never started)."""
+    body = root.body if isinstance(root, cst.FunctionDef) else root
+    found: List[_Occurrence] = []
+    for reader in _readers(root, name):
+        visitor = _Uses(reader, definitions_run_when_called=isinstance(root, cst.Module))
+        body.visit(visitor)
+        if visitor.escapes:
+            return True
+        found += visitor.found if reader == name else [(False, holder, around) for _, holder, around in visitor.found]
+    order, around = _statement_order(root)
+    at = order.get(id(statement))
+    if at is None:
+        return True
+    here = around[id(statement)]
+    loops = [node for node in here if isinstance(node, (cst.For, cst.While))]
+    bindings = [(order.get(id(holder), -1), enclosing) for harmless, holder, enclosing in found if harmless is True]
+
+    def covered(where: int, enclosing, loop=None) -> bool:
+        if loop is None:
+            return any(at < b < where and _within(outer, enclosing) for b, outer in bindings)
+        return any((b < where and loop in outer and _within(outer, enclosing)) or (at < b and _within(outer, here))
+                   for b, outer in bindings)
+
+    read_before = False
+    for harmless, holder, enclosing in found:
+        where = order.get(id(holder), at + 1)
+        if harmless is True:
+            continue  # a binding reads nothing
+        read_before |= where < at
+        if where > at and not covered(where, enclosing):
+            return True
+        if where <= at and any(loop in enclosing and not covered(where, enclosing, loop) for loop in loops):
+            return True
+    # never read before either: a truncated or unfinished use, where the order is what the code says
+    return not read_before
+
+
+def _readers(root: cst.CSTNode, name: str) -> List[str]:
+    """The name, and at a module's top level the functions and classes of the module that read it as a
+    global (directly or through another of them): a call of one after the statement reads it."""
+    readers = [name]
+    if not isinstance(root, cst.Module):
+        return readers
+    definitions = [d for d in root.body if isinstance(d, (cst.FunctionDef, cst.ClassDef))]
+    grew = True
+    while grew:
+        grew = False
+        for definition in definitions:
+            if definition.name.value not in readers and _names_any(definition, readers):
+                readers.append(definition.name.value)
+                grew = True
+    return readers
+
+
+def _names_any(node: cst.CSTNode, names: List[str]) -> bool:
+    found = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value in names:
+                found.append(name)
+
+    node.visit(_Names())
+    return bool(found)
+
+
+def _within(outer: Tuple[cst.CSTNode, ...], inner: Tuple[cst.CSTNode, ...]) -> bool:
+    """Whether a statement with compound statements `outer` around it sits in a block around one with
+    `inner` (so that it runs first on every path through the latter, when it comes first)."""
+    return len(outer) <= len(inner) and all(x is y for x, y in zip(outer, inner))
+
+
 def _occurrences(function: cst.FunctionDef, name: str):
     key = (id(function), name)
     cached = _CACHE.get(key)
@@ -76,7 +153,7 @@ def _statement_order(function: cst.FunctionDef):
     if len(_ORDERS) > 64:
         _ORDERS.clear()
     visitor = _Order()
-    function.body.visit(visitor)
+    (function.body if isinstance(function, cst.FunctionDef) else function).visit(visitor)
     _ORDERS[id(function)] = (function, (visitor.order, visitor.around))
     return visitor.order, visitor.around
 
@@ -85,18 +162,27 @@ class _Uses(cst.CSTVisitor):
     """Each occurrence of the name in document order, and whether it escapes for good (a nested
     function or lambda names it, or a `global`/`nonlocal` declares it)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, definitions_run_when_called: bool = False) -> None:
         self.name = name
         self.found: List[_Occurrence] = []
         self.escapes = False
         self._stack: List[cst.CSTNode] = []  # compound statements, then the simple statement
         self._nested = 0
+        # a module's functions and classes: what they do happens at their calls (replayed there)
+        self._skip_definitions = definitions_run_when_called
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return not self._skip_definitions
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+        if self._skip_definitions:
+            return False
         self._nested += 1
+        return None
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._nested -= 1
+        if not self._skip_definitions:
+            self._nested -= 1
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._nested += 1

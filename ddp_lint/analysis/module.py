@@ -62,10 +62,10 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         walker.calls = analysis.calls
         if rewalk:  # a definition walked again with what its callers hand (see _walk_again)
             walker.makers, walker.unpickled_params, walker.calls = rewalk["makers"], rewalk["unpickled"], []
-        walker.method_orders = analysis.method_orders
-        walker.optimizer_uses = optimizer_uses
+        walker.method_orders, walker.optimizer_uses = analysis.method_orders, optimizer_uses
         walker.module_tables, walker.type_alias = tables, type_alias
-        walker.scope.starts_float32, walker.scope.rank_devices = _starts_float32(source), _rank_devices(source)
+        scope = walker.scope
+        scope.starts_float32, scope.rank_devices, scope.module = _starts_float32(source), _rank_devices(source), module
         return walker
 
     # A constructor's summary runs its bases' `__init__`; one bug, one report (see `_handed_optimizers`).

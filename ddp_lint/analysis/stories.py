@@ -24,7 +24,7 @@ from .events import (
     StateEvent,
     StateMovedEvent,
 )
-from .liveness import dead_after
+from .liveness import dead_after, named_after
 from .names import dotted_name, operands
 
 
@@ -115,7 +115,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             moved.append(event)
             if (_callee_owns(holder, event) or _object_owns(story.holder, event)) and not states:
                 continue  # one bug, one report: the function called here reports it (state given here is ours)
-            current = [e for e in endings if _between(e, holder.site, event.site)]
+            current = [e for e in endings if _between(e, holder.site, event.site) and (
+                not isinstance(e, RebindEvent) or not e.unpickled_from or e.unpickled_from == event.unpickled_from)]
             if any(e.site.on_every_path(holder.site, event.site) for e in current):
                 continue
             # a round trip, not the first move: an object built here must have been moved there itself;
@@ -176,9 +177,11 @@ def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[ob
         story.steps = [step for step in steps if not (
             step.placement.kind == cat.REPLACE and _follows_on_every_path(event.site, step.placement.site))]
     elif isinstance(event, RebindEvent) and event.old is holder:
-        # Rebuilt after a placement on every path through it: the early holder is superseded there.
+        # Rebuilt after a placement on every path through it: the early holder is superseded there. The
+        # optimizer saved with a model is in step with that model only (another file's is not).
         ends = _between if holder.arrives else _ends_between
-        story.steps = [step for step in steps if not ends(event, holder.site, step.placement.site)]
+        story.steps = [step for step in steps if not (ends(event, holder.site, step.placement.site) and (
+            not event.unpickled_from or step.placement.unpickled_from == event.unpickled_from))]
         endings.append(event)
     else:
         return False
@@ -218,15 +221,23 @@ def _back_from_cpu(move: PlacementEvent, earlier: List[PlacementEvent], after: L
 def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optional[Step]:
     """A move back to the CPU is a bug of the optimizer only if it steps again with its state on the
     accelerator: kept with the step that does (`again`), dropped otherwise (the model saved or done
-    with). Any other step is kept as it is."""
+    with). So is a name rebound to a new object (`model = torch.load(best)`, `model = copy.deepcopy(
+    model)`): the optimizer keeps the old one, which matters only if it steps again (the new model
+    trained with a stale optimizer), not when the best model is reloaded to be evaluated. Any other
+    step is kept as it is."""
     home = step.placement
-    if home.kind != cat.HOME:
+    rebound = home.kind == cat.REPLACE and home.rebinds_name
+    if home.kind != cat.HOME and not rebound:
         return step
-    away = [e.site for e in scope.events if isinstance(e, PlacementEvent) and e.kind == cat.MOVE
-            and e.handle.overlaps(home.handle) and e.site.function is home.site.function]
+    if rebound and not _done_with(scope, holder, home):
+        return step  # an attribute, or a local still named after (returned, handed on, stepped)
+    away = [] if rebound else [e.site for e in scope.events if isinstance(e, PlacementEvent) and e.kind == cat.MOVE
+                               and e.handle.overlaps(home.handle) and e.site.function is home.site.function]
     for event in scope.events:
         if not (isinstance(event, StateEvent) and event.holder is holder and event.method == cat.STEP):
             continue
+        if rebound and event.site.via is None:
+            continue  # a step through the name, which is never read again (see _done_with)
         site = event.site
         if site.function is not home.site.function or site.exclusive_with(home.site):
             continue
@@ -241,8 +252,20 @@ def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optio
             between = [a for a in away if any(loop is m for m in a.chain)
                        and (a.order > home.site.order or a.order < site.order)]
         if not between:
-            return dataclasses.replace(step, again=event)
+            return step if rebound else dataclasses.replace(step, again=event)
     return None
+
+
+def _done_with(scope: ScopeEvents, holder: HolderEvent, placement: PlacementEvent) -> bool:
+    """Whether the holder's own name is never named again once the placement ran, in the function (or
+    the module's top level) that built it and made the placement: whatever steps it after does so
+    through a call replayed here (a global read by `train()`), or not at all."""
+    root = holder.site.function or scope.module
+    var = holder.var or scope.name_of(holder) or ""
+    if (root is None or not var or "." in var or holder.arrives or placement.site.via is not None
+            or placement.site.function is not holder.site.function):
+        return False
+    return not named_after(root, var, placement.site.statement)
 
 
 def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:

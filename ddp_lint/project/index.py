@@ -206,7 +206,14 @@ class ProjectIndex:
             # the class itself, or its constructor: what the new object keeps of the caller's objects
             init = _method_block(block, "__init__") if method in ("", "__init__") else ""
             return bool(_KEEPS_ARGUMENT.search(init) or _HANDS_TO_BASE.search(init))
-        return not method and any(not self._library_call(callee, text, path) for callee in _RETURNED_CALLEE.findall(block))
+        if method:
+            return False
+        # a function that hands back what it was handed (`return model` after changing it in place): the
+        # caller's name keeps the object it had
+        header = block[:block.find(")")]
+        if set(_RETURNED_NAME.findall(block)) & set(_PARAMETER_NAME.findall(header)):
+            return True
+        return any(not self._library_call(callee, text, path) for callee in _RETURNED_CALLEE.findall(block))
 
     def _library_call(self, callee: str, text: str, importer: str) -> bool:
         """Whether a call is made through a name the module imports from outside the project
@@ -700,6 +707,8 @@ _KEEPS_ARGUMENT = re.compile(r"self\.\w+[ \t]*=[ \t]*[A-Za-z_]\w*[ \t]*(?:#[^\n]
 _STAR_IMPORT = re.compile(r"^from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 _HANDS_TO_BASE = re.compile(r"super\((?<=\bsuper\()[^)]*\)\.__init__\(\s*[^)\s]")
 _RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
+_RETURNED_NAME = re.compile(r"^[ \t]+return[ \t]+([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_PARAMETER_NAME = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
