@@ -659,6 +659,8 @@ GRAD_SWITCHES: Tuple[str, ...] = (REQUIRES_GRAD, REQUIRES_GRAD + "_")
 # Modules that hold the modules they are built from: moving the container moves them.
 MODULE_CONTAINERS: FrozenSet[str] = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
 
+# A module's own methods that keep a child under a name, as `self.<name> = child` does.
+OWN_CHILD_REGISTRATIONS: FrozenSet[str] = frozenset({"self.add_module", "self.register_module"})
 # Parameter accessors on a module.
 PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"})
 # The keyword every torch optimizer takes its parameters by (the first positional argument otherwise), and

@@ -42,7 +42,7 @@ class EffectWalker:
         keyed = self._kwarg(call)
         if keyed is not None:
             return keyed  # `kwargs.get("model")`
-        if dotted == "setattr" and self._set_own_attribute(call):
+        if (dotted == "setattr" or dotted in cat.OWN_CHILD_REGISTRATIONS) and self._set_own_attribute(call):
             return EMPTY
         receiver, method, library_call = self._eval_receiver(call, dotted)
         if method is not None and dotted is not None and (self._handlers or method in cat.HANDLER_REGISTRATIONS):
@@ -526,10 +526,12 @@ class EffectWalker:
         return args + spread
 
     def _set_own_attribute(self, call: cst.Call) -> bool:
-        """`setattr(self, name, head)`: the object keeps `head` in an attribute, as `self.<name> = head`
-        would (a name computed at run time is an attribute of its own, never read back by name: what
-        it keeps still moves with the object)."""
-        args = call.args
+        """`setattr(self, name, head)`, `self.add_module(name, head)`: the object keeps `head` in an
+        attribute, as `self.<name> = head` would (a name computed at run time is an attribute of its
+        own, never read back by name: what it keeps still moves with the object)."""
+        args = list(call.args)
+        if isinstance(call.func, cst.Attribute):
+            args = [cst.Arg(call.func.value)] + args  # `self.add_module(name, head)`: the receiver first
         if (len(args) != 3 or any(arg.keyword is not None or arg.star for arg in args)
                 or dotted_name(args[0].value) != "self" or self._rebound_self()):
             return False

@@ -840,8 +840,9 @@ def _kept_objects(walker: ScopeWalker) -> Dict[int, Tuple[str, ...]]:
     kept: Dict[int, Tuple[str, ...]] = {}
     for key, binding in walker.env.items():
         handle = binding.handle
+        origin = walker.origins.get(handle.obj) if handle is not None else None
         if (key.startswith("self.") and "." not in key[5:] and handle is not None and not handle.sub
-                and walker.origins.get(handle.obj) is None):
+                and (origin is None or origin.kind == "local")):  # not a caller's object (an argument)
             kept.setdefault(handle.obj, (key[5:],))
     return kept
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from .events import (
     StateMovedEvent,
 )
 from .liveness import dead_after, named_after
-from .names import dotted_name, operands
+from .names import code_text, dotted_name, operands
 
 
 @dataclass
@@ -127,7 +127,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # where the last move before the holder put what it reaches (for an object from elsewhere, any
             # earlier move of what the holder holds: it may be the object that move reached, `model =
             # convert(model)`)
-            before = [e for e in earlier if not own or _covers(e, held)]
+            before = _on_every_way_together([e for e in earlier if not own or _covers(e, held)], holder.site, event.site)
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
@@ -370,6 +370,51 @@ def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
     return b is not None and ((a.name.value, b.name.value) in scope.ordered or any(
         a.name.value == method and b.name.value.startswith(prefix) for method, prefix in scope.runs_first)
         or scope.self_calls.get((a.name.value, b.name.value), -1) > first.order)
+
+
+def _on_every_way_together(earlier: List[PlacementEvent], holder: Site, placement: Site) -> List[PlacementEvent]:
+    """The earlier placements that ran on every path to the holder and the placement: each on its own
+    (see `_on_every_way`), or those of every arm of one `if` together (`if gpu is not None:
+    model.cuda(gpu)` / `else: model.cuda()`)."""
+    kept = [e for e in earlier if _on_every_way(e.site, holder, placement)]
+    arms: Dict[int, Tuple[cst.If, Set[int]]] = {}
+    for e in earlier:
+        if e in kept or e.site.function is not holder.function:
+            continue
+        branch = next(((key, arm) for key, arm in e.site.branches if (key, arm) not in holder.branches), None)
+        node = next((n for n in e.site.chain if id(n) == branch[0]), None) if branch is not None else None
+        if isinstance(node, cst.If):
+            arms.setdefault(id(node), (node, set()))[1].add(branch[1])
+    covered = {key for key, (node, seen) in arms.items() if _arm_count(node) and seen >= set(range(_arm_count(node)))}
+    return [e for e in earlier if e in kept or any(key in covered for key, _ in e.site.branches)]
+
+
+def _arm_count(node: cst.If) -> int:
+    """How many arms an `if` chain has, counting its `else`; 0 without one (some path runs none)."""
+    count, tail = 1, node.orelse
+    while isinstance(tail, cst.If):
+        count, tail = count + 1, tail.orelse
+    return count + 1 if isinstance(tail, cst.Else) else 0
+
+
+def _on_every_way(earlier: Site, holder: Site, placement: Site) -> bool:
+    """Whether an earlier placement ran on every path that built the holder and reaches the placement:
+    it encloses the holder, or the conditions it sits under hold there too (`if args.cuda:` before and
+    after); one only in an arm the holder's path may skip (`if distributed: model.cuda()`) says nothing
+    of the other path. One in another method is taken as it is."""
+    if earlier.function is not holder.function or _encloses(earlier, holder):
+        return True
+    own = {(code_text(g.test), g.holds) for g in earlier.guards[len(_shared_guards(earlier, holder)):]}
+    return own <= {(code_text(g.test), g.holds) for g in placement.guards}
+
+
+def _shared_guards(a: Site, b: Site) -> Tuple:
+    shared = []
+    for x, y in zip(a.guards, b.guards):
+        if x.test is not y.test or x.holds != y.holds:
+            break
+        shared.append(x)
+    return tuple(shared)
 
 
 def _encloses(site: Site, other: Site) -> bool:
