@@ -186,7 +186,7 @@ class BindingWalker:
             if value.leaf:
                 self._leaves.add(handle.obj)
         for event in value.pending:
-            self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key)))
+            self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key), at_birth=True))
         if isinstance(value_node, cst.Call) and id(value_node) in self._built:
             self._instances[handle.obj] = self._built.pop(id(value_node))
         for holder in value.holders:

@@ -394,10 +394,12 @@ class EffectWalker:
                 kind, label = cat.REPLACE, f"{label} under set_overwrite_module_params_on_conversion(True)"
             site = self._site(call)
             carriers = tuple(h for h in receiver.holders if h.kind == cat.EMA)
+            # `DomainDiscriminator(...).to(device)`: made by the call it is a method of, so placed wherever it is
+            birth = isinstance(call.func.value, cst.Call)
             for each in receiver.handles:
                 self._emit(PlacementEvent(site, each, kind, label, argument_text=argument, operation=method,
                                           carriers=carriers, device_of=device,
-                                          to_earlier_place=bool(device & self._earlier_places)))
+                                          to_earlier_place=bool(device & self._earlier_places), at_birth=birth))
             # named as the code spells it (`self.cuda(rank)`), though it reaches `self.G`; a
             # container module (`nn.ModuleList([policy, q_func])`) moves the modules it holds
             whole = f"{dotted_name(call.func.value) or code_text(call.func.value)}{label}"

@@ -229,6 +229,8 @@ class PlacementEvent:
     to_earlier_place: bool = False
     # A name rebound to an entry of an unpickled object (`self.model = checkpoint["model"]`): its id.
     unpickled_from: int = 0
+    # Made in the statement that made the object (`net = Net().to(device)`): it ran wherever the object is.
+    at_birth: bool = False
 
     @property
     def new_place(self) -> bool:

@@ -374,9 +374,9 @@ def _runs_after(first: Site, second: Site, scope: ScopeEvents) -> bool:
 
 def _on_every_way_together(earlier: List[PlacementEvent], holder: Site, placement: Site) -> List[PlacementEvent]:
     """The earlier placements that ran on every path to the holder and the placement: each on its own
-    (see `_on_every_way`), or those of every arm of one `if` together (`if gpu is not None:
-    model.cuda(gpu)` / `else: model.cuda()`)."""
-    kept = [e for e in earlier if _on_every_way(e.site, holder, placement)]
+    (see `_on_every_way`; one made in the statement that made the object ran wherever the object is), or
+    those of every arm of one `if` together (`if gpu is not None: model.cuda(gpu)` / `else: model.cuda()`)."""
+    kept = [e for e in earlier if e.at_birth or _on_every_way(e.site, holder, placement)]
     arms: Dict[int, Tuple[cst.If, Set[int]]] = {}
     for e in earlier:
         if e in kept or e.site.function is not holder.function:
