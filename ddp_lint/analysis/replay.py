@@ -380,7 +380,7 @@ class SummaryReplay:
                                       argument_text=plain_text(passed) if passed is not None else event.argument_text,
                                       operation=event.operation, elsewhere=elsewhere,
                                       device_of=places(event.device_origins) if event.device_origins else frozenset(),
-                                      source=None if elsewhere is not None else source))
+                                      source=None if elsewhere is not None else source, at_birth=True))
         return Value(handle=new)
 
     def _drop_unread_keywords(self, call: cst.Call, summary: HelperSummary, args) -> None:

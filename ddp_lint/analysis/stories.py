@@ -124,10 +124,10 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             own = event.handle.obj in scope.built_here
             if _stays_on_cpu(event, earlier + moved[:-1], own) or _back_from_cpu(event, earlier, moved[:-1], own):
                 continue
-            # where the last move before the holder put what it reaches (for an object from elsewhere, any
-            # earlier move of what the holder holds: it may be the object that move reached, `model =
-            # convert(model)`)
-            before = _on_every_way_together([e for e in earlier if not own or _covers(e, held)], holder.site, event.site)
+            # where the last move before the holder put what it reaches, on every path to here (for an
+            # object from elsewhere, any earlier move of what the holder holds on any path: it may be the
+            # object that move reached, `model = convert(model)`, and where it is is not known)
+            before = _on_every_way_together([e for e in earlier if _covers(e, held)], holder.site, event.site) if own else earlier
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
