@@ -127,7 +127,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # where the last move before the holder put what it reaches, on every path to here (for an
             # object from elsewhere, any earlier move of what the holder holds on any path: it may be the
             # object that move reached, `model = convert(model)`, and where it is is not known)
-            before = _on_every_way_together([e for e in earlier if _covers(e, held)], holder.site, event.site) if own else earlier
+            before = (_on_every_way_together([e for e in earlier if _covers(e, held)], holder.site, event.site)
+                      if own else earlier)
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
@@ -376,17 +377,17 @@ def _on_every_way_together(earlier: List[PlacementEvent], holder: Site, placemen
     """The earlier placements that ran on every path to the holder and the placement: each on its own
     (see `_on_every_way`; one made in the statement that made the object ran wherever the object is), or
     those of every arm of one `if` together (`if gpu is not None: model.cuda(gpu)` / `else: model.cuda()`)."""
-    kept = [e for e in earlier if e.at_birth or _on_every_way(e.site, holder, placement)]
+    kept = {id(e) for e in earlier if e.at_birth or _on_every_way(e.site, holder, placement)}
     arms: Dict[int, Tuple[cst.If, Set[int]]] = {}
     for e in earlier:
-        if e in kept or e.site.function is not holder.function:
+        if id(e) in kept or e.site.function is not holder.function:
             continue
         branch = next(((key, arm) for key, arm in e.site.branches if (key, arm) not in holder.branches), None)
         node = next((n for n in e.site.chain if id(n) == branch[0]), None) if branch is not None else None
         if isinstance(node, cst.If):
             arms.setdefault(id(node), (node, set()))[1].add(branch[1])
-    covered = {key for key, (node, seen) in arms.items() if _arm_count(node) and seen >= set(range(_arm_count(node)))}
-    return [e for e in earlier if e in kept or any(key in covered for key, _ in e.site.branches)]
+    covered = {key for key, (node, seen) in arms.items() if 0 < _arm_count(node) <= len(seen)}
+    return [e for e in earlier if id(e) in kept or any(key in covered for key, _ in e.site.branches)]
 
 
 def _arm_count(node: cst.If) -> int:
