@@ -393,6 +393,12 @@ class BindingWalker:
                 makers.append(value.makes)  # `{"adam": optim.Adam, "sgd": optim.SGD}[name](params)`
             if positional:
                 fields.append(value)
+        for element in getattr(node, "elements", ()) if container else ():
+            if isinstance(getattr(element, "value", None), cst.Lambda):
+                # `{"adam": lambda: Adam(net.parameters()), ...}`: a table of makers (deferred code, not run here)
+                maker = self._lambda_maker(element.value)
+                makers.append(maker.makes)
+                params = params | maker.params
         if isinstance(node, cst.SimpleString) and any(m in node.value.lower() for m in cat.REPLACING_DEVICE_MARKERS):
             xla = True
         if positional and len(fields) != len(node.elements):
@@ -420,7 +426,7 @@ class BindingWalker:
         if inner.callables:
             return Value(callables=_pick(inner.callables, node))
         if inner.makes is not None:
-            return Value(makes=inner.makes)  # one of a table's optimizer classes
+            return Value(makes=inner.makes, params=inner.params)  # one of a table's optimizer classes (or makers, with what they captured)
         if inner.members:
             return Value(first_handle(inner.members), params=inner.params, alts=inner.members)
         if inner.state_of:
@@ -475,14 +481,27 @@ class BindingWalker:
         return receiver, method, False
 
     def _lambda_maker(self, node: cst.Lambda) -> Value:
-        """`lambda params: Adam(params, lr=1e-3)`: a callable that builds what its body's callee builds."""
+        """`lambda params: Adam(params, lr=1e-3)`: a callable that builds what its body's callee builds;
+        `lambda: Adam(net.parameters())`, with no parameter of its own, builds it on what it captured."""
         body = node.body
         if isinstance(body, cst.Call) and isinstance(body.func, (cst.Name, cst.Attribute)) and not (
                 isinstance(body.func, cst.Name) and body.func.value in _lambda_parameters(node)):
             maker = self._eval(body.func).makes
             if maker:
-                return Value(makes=maker)
+                captured = frozenset() if _lambda_parameters(node) else frozenset().union(
+                    *(self._peek_params(arg.value) for arg in body.args if arg.keyword is None or
+                      arg.keyword.value == cat.PARAMS_KEYWORD))
+                return Value(makes=maker, params=captured)
         return EMPTY
+
+    def _peek_params(self, node: cst.BaseExpression) -> FrozenSet[Handle]:
+        """The modules whose parameters an argument a lambda captured carries (`net.parameters()`, a name
+        bound to them), read without running it."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in cat.PARAMETER_METHODS:
+            return frozenset(self._resolve_all(dotted_name(node.func.value) or "")) if dotted_name(node.func.value) else frozenset()
+        dotted = dotted_name(node)
+        binding = self.env.get(dotted) if dotted else None
+        return binding.params if binding is not None else frozenset()
 
     def _is_library_root(self, root: str) -> bool:
         """A name that means an imported module here: imported and not rebound, or `torch` itself,

@@ -122,8 +122,9 @@ class HolderWalker:
         """A call that builds an optimizer (or another holder): a known class or factory, or a callable
         that makes one (`getattr(torch.optim, name)`, `type(optimizer)`)."""
         maker = self._optimizer_class(call, dotted, args) or receiver.makes
+        captured = receiver.params if receiver.makes else frozenset()
         if maker is None and dotted is not None and "." not in dotted and dotted in self.env:
-            maker = self.env[dotted].makes
+            maker, captured = self.env[dotted].makes, self.env[dotted].params
         if maker is None:
             return None
         if dotted in cat.CLASS_HANDING_CALLS:
@@ -134,6 +135,9 @@ class HolderWalker:
             label = f"{callee_name(call.func)}[...]()"  # `torch.optim.__dict__[name](...)`
         else:
             label = f"{callee_name(call.func)}()"
+        if captured and not any(value.params for _, value in args):
+            # `{"adam": lambda: Adam(net.parameters())}[name]()`: the parameters the callable captured
+            args = [*args, (cst.Arg(cst.Name("_")), Value(params=captured))]
         return self._holder(call, maker, label, args)
 
     def _optimizer_class(self, call: cst.Call, dotted: Optional[str], args) -> Optional[str]:
