@@ -510,7 +510,9 @@ class BindingWalker:
 
     def _defined_callables(self, name: str) -> Callables:
         """A name of this file's classes or functions, or of a module-level table of them, read where
-        nothing here rebinds it."""
+        nothing here rebinds it; a function defined in the walked one first (it shadows them)."""
+        if name in self._local_functions:
+            return frozenset({(None, name)})
         if name in self.module_tables:
             return self.module_tables[name]
         for table in (self.constructors, self.helpers):

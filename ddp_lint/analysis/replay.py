@@ -478,6 +478,9 @@ class SummaryReplay:
         result = None
         for name in sorted({name for _, name in callables}):
             value = self._helper_effect(call, name, args)
+            if result is not None and result.holders and value is not None and value.holders:
+                # `MAKERS[name](params)`: whichever one runs, the call builds one optimizer, named by the first
+                self.scope.events[:] = [e for e in self.scope.events if not any(e is h for h in value.holders)]
             result = result or value
         return result
 
