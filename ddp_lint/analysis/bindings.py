@@ -304,11 +304,16 @@ class BindingWalker:
         if (isinstance(node.func, cst.Attribute) and node.func.attr.value in cat.METHOD_PLACEMENTS
                 and cat.METHOD_PLACEMENTS[node.func.attr.value].kind in (cat.MOVE, cat.CAST)):
             return self._makes_new_module(node.func.value, EMPTY)  # `nn.Linear(4, 2).to(device)`: the same module
-        callee = dotted_name(node.func)
+        return self._module_class_call(node, spelled=True)
+
+    def _module_class_call(self, call: cst.Call, spelled: bool = False) -> bool:
+        """A call of one of PyTorch's module classes (`nn.Linear(16, 4)`), by what its name resolves to
+        or, `spelled`, also by how it is written (`nn.Sequential` with an import we do not see)."""
+        callee = dotted_name(call.func)
         if callee is None:
             return False
-        qualified = self.imports.qualify(callee)
-        return ((qualified.startswith(cat.MODULE_NAMESPACES[0]) or callee.startswith(cat.MODULE_NAMESPACES))
+        qualified = self._qualify(callee)
+        return ((qualified.startswith(cat.MODULE_NAMESPACES[0]) or (spelled and callee.startswith(cat.MODULE_NAMESPACES)))
                 and qualified.rsplit(".", 1)[-1][:1].isupper())
 
     def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression],
@@ -545,8 +550,7 @@ class BindingWalker:
         if not isinstance(node, cst.Call) or self._built_on_device(node) is not None or any(
                 arg.keyword is not None and arg.keyword.value == cat.DEVICE_KEYWORD for arg in node.args):
             return False
-        qualified = self._qualify(dotted_name(node.func) or "")
-        return qualified.startswith(cat.MODULE_NAMESPACES[0]) and qualified.rsplit(".", 1)[-1][:1].isupper()
+        return self._module_class_call(node)
 
     def _qualify(self, dotted: str) -> str:
         return self.imports.qualify(dotted)
