@@ -237,10 +237,7 @@ def score(results: list[Scored], codes: frozenset) -> dict:
     found, total = Counter(), Counter()
     by_kind_found, by_kind_total = Counter(), Counter()
     true = false = optional = named = elsewhere = 0
-    # The ends of every pair a selected finding matched, per package: a pair labelled in two files (a
-    # script and the class it calls) is one bug, which the engine reports once (in one of them).
-    matched_ends = {(r.item.spec, _pair_key(pair)) for r in results for i, pair in enumerate(r.item.required)
-                    if i in r.matched and selected(r.matched[i])}
+    matched_ends = matched_ends_of(results, selected)
     for r in results:
         for i, pair in enumerate(r.item.required):
             if pair.needs() is not None and pair.needs() not in codes:
@@ -251,12 +248,10 @@ def score(results: list[Scored], codes: frozenset) -> dict:
             if hit:
                 found[pair.tag] += 1
                 by_kind_found[pair.kind] += 1
-            elif any(selected(f) and f.code in CODE_KINDS and pair.kind in CODE_KINDS[f.code]
-                     and f.line in pair.lines_in(f.path) and (pair.placement.path, pair.placement.line) in f.related
-                     for f in r.matched.values()):
-                named += 1  # a finding that counts for another pair of this holder names this placement too
-            elif (r.item.spec, _pair_key(pair)) in matched_ends:
-                elsewhere += 1  # the same ends, labelled in another file too, were found there
+                continue
+            reported = reported_otherwise(r, pair, selected, matched_ends)
+            named += reported == NAMED
+            elsewhere += reported == ELSEWHERE
         true += sum(1 for f in r.matched.values() if selected(f))
         optional += sum(1 for f in r.optional_hits if selected(f))
         false += sum(1 for f, _ in r.false if selected(f))
@@ -275,6 +270,28 @@ def score(results: list[Scored], codes: frozenset) -> dict:
         # package and were found there (one bug, one report)
         "found_in_another_labelled_file": elsewhere,
     }
+
+
+NAMED = "named as a related location of a finding of its holder"
+ELSEWHERE = "found in another labelled file"
+
+
+def matched_ends_of(results: list[Scored], selected) -> set:
+    """The ends of every pair a selected finding matched, per package: a pair labelled in two files (a
+    script and the class it calls) is one bug, which the engine reports once (in one of them)."""
+    return {(r.item.spec, _pair_key(pair)) for r in results for i, pair in enumerate(r.item.required)
+            if i in r.matched and selected(r.matched[i])}
+
+
+def reported_otherwise(r: Scored, pair: Pair, selected, matched_ends: set) -> str | None:
+    """For an unmatched pair: how the engine still reports its bug (not counted as recall), or None."""
+    if any(selected(f) and f.code in CODE_KINDS and pair.kind in CODE_KINDS[f.code]
+           and f.line in pair.lines_in(f.path) and (pair.placement.path, pair.placement.line) in f.related
+           for f in r.matched.values()):
+        return NAMED  # a finding that counts for another pair of this holder names this placement too
+    if (r.item.spec, _pair_key(pair)) in matched_ends:
+        return ELSEWHERE  # the same ends, labelled in another file too, were found there
+    return None
 
 
 def _pair_key(pair: Pair) -> tuple:
@@ -363,12 +380,15 @@ def main(argv=None) -> int:
                   f"two ends, and found there (one report per bug; not counted above)")
 
     if args.verbose:
-        print("\n=== missed required pairs")
+        print("\n=== missed required pairs (marked: how the default selection still reports the bug)")
+        in_default = DEFAULT_CODES.__contains__
+        default_ends = matched_ends_of(results, lambda f: in_default(f.code))
         for r in results:
             for i, pair in enumerate(r.item.required):
                 if i not in r.matched:
+                    otherwise = reported_otherwise(r, pair, lambda f: in_default(f.code), default_ends)
                     print(f"  - {r.item.spec} {r.item.path}:{pair.holder.line} -> {pair.placement.path}:{pair.placement.line}"
-                          f" [{pair.kind}, {pair.tag}] {pair.why}")
+                          f" [{pair.kind}, {pair.tag}]{f' ({otherwise})' if otherwise else ''} {pair.why}")
         print("\n=== false findings")
         for r in results:
             for f, why in r.false:

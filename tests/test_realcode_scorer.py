@@ -199,7 +199,6 @@ def test_a_placement_named_by_a_finding_of_another_pair_is_counted_apart_not_as_
     assert unnamed["named_by_another_pair_finding"] == 0
 
 
-
 def test_a_pair_labelled_in_two_files_and_found_in_one_is_counted_apart_not_as_recall():
     # a script's label names the class's lines as its ends (holder_path, placement_path), as the class's does
     script = LabelledFile("x==1", "p/main.py", True, "")
@@ -210,3 +209,22 @@ def test_a_pair_labelled_in_two_files_and_found_in_one_is_counted_apart_not_as_r
     assert (default["found"], default["required"], default["found_in_another_labelled_file"]) == (1, 3, 1)
     alone = realcode.score(results[:1], realcode.SELECTIONS["default"])
     assert (alone["found"], alone["found_in_another_labelled_file"]) == (0, 0)
+
+
+def test_a_missed_pair_says_how_its_bug_is_still_reported():
+    item = _item()
+    item.required.append(_pair(10, 16, "move"))
+    scored = realcode.match(item, [_finding(10, "DDP101", [12, 16])])
+    chosen = realcode.SELECTIONS["default"].__contains__
+
+    def otherwise(r, i):
+        return realcode.reported_otherwise(r, r.item.required[i], lambda f: chosen(f.code),
+                                           realcode.matched_ends_of([r], lambda f: chosen(f.code)))
+
+    assert otherwise(scored, 3) == realcode.NAMED
+    assert otherwise(scored, 2) is None  # the pair at 20 -> 30: nothing reports it
+    script = LabelledFile("x==1", "p/main.py", True, "")
+    script.required = [Pair(End("p/a.py", 10, ""), End("p/a.py", 12, ""), "move", "across-modules", "", (3,))]
+    missed = realcode.match(script, [])
+    ends = realcode.matched_ends_of([missed, scored], lambda f: chosen(f.code))
+    assert realcode.reported_otherwise(missed, script.required[0], lambda f: chosen(f.code), ends) == realcode.ELSEWHERE
