@@ -41,6 +41,9 @@ class Step:
     # A move back to the CPU (`.cpu()`): the optimizer's next step() after it, with no move away
     # between (later on a path through both, or earlier in a loop around both: the next pass).
     again: Optional[StateEvent] = None
+    # The holder's state tensors moved to the model's device after this move (`state[k] = v.cuda()`):
+    # the state follows the model, the order does not (the holder was built first).
+    state_moved: Optional[StateMovedEvent] = None
 
 
 @dataclass
@@ -168,10 +171,18 @@ def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[ob
             # owns the order, even on one arm only (`if optimizer is not None:`).
             story.steps = [step for step in steps if not _between(event, holder.site, step.placement.site)]
     elif isinstance(event, StateMovedEvent) and any(held is holder for held in event.holders):
-        # its state moved after the model, in the placement's function: the state follows the model
-        story.steps = [step for step in steps if not (
-            step.placement.kind == cat.MOVE and event.site.function is step.placement.site.function
-            and event.site.order > step.placement.site.order and not event.site.exclusive_with(step.placement.site))]
+        # Its state moved after the model, in the placement's function: the state follows the model. A
+        # function handed the optimizer keeps the two in step so (the order is its caller's); one that
+        # built the optimizer before the move still has the stateless warning: moving the state keeps
+        # neither the parameters the optimizer holds on XLA nor under the overwrite flag.
+        def follows(step: Step) -> bool:
+            return (step.placement.kind == cat.MOVE and event.site.function is step.placement.site.function
+                    and event.site.order > step.placement.site.order
+                    and not event.site.exclusive_with(step.placement.site))
+
+        story.steps = [step if not follows(step) else
+                       dataclasses.replace(step, state=None, stepped=None, state_moved=event)
+                       for step in steps if not (holder.arrives and follows(step))]
     elif isinstance(event, RegroupEvent) and any(held is holder for held in event.holders):
         # pointed at the new parameters after a submodule was replaced, on every path from it: the
         # replaced ones it still holds get no gradient, the new ones train

@@ -65,7 +65,8 @@ class StatefulOptimizerBeforeMove(HolderRule):
     def accepts(self, story: HolderStory, step: Step) -> bool:
         if step.placement.kind == cat.HOME:
             return step.state is not None and step.again is not None
-        return story.holder.kind == cat.EAGER or step.state is not None
+        # a state moved after the model follows it (Adagrad's eager state too): the order stays DDP101's
+        return step.state is not None or (story.holder.kind == cat.EAGER and step.state_moved is None)
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder

@@ -59,9 +59,16 @@ class OptimizerBeforeMove(HolderRule):
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         holder = story.holder
+        opening = (f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters before "
+                   f"{where(step.placement, line_of)}{condition_phrase(holder.site, step)}")
+        if step.state_moved is not None:
+            return (
+                f"{opening}: its state follows the model (moved on line {line_of(step.state_moved.site.node)}), "
+                f"but the parameters it holds follow only while the move keeps them (it breaks on XLA and under "
+                f"the overwrite-on-conversion flag); build it after the move, then load its state"
+            )
         return (
-            f"{holder_phrase(holder)} is built on {models_phrase(holder)}'s parameters before "
-            f"{where(step.placement, line_of)}{condition_phrase(holder.site, step)}: this works only "
+            f"{opening}: this works only "
             f"while the optimizer has no state (it breaks on XLA, with Adagrad, under the overwrite-on-conversion "
             f"flag, or once a checkpoint is loaded in between); build it after the move"
         )
