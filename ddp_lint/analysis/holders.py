@@ -3,7 +3,7 @@ a call whose result is used as one (types from use), and where one arrives built
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -58,10 +58,11 @@ class HolderWalker:
                     annotated_only.append(handle)
         # `q_func1_optimizer` beside a `q_func1` parameter: the optimizer's name names the module it
         # holds, though nothing else says that parameter is a module
-        by_name = {param.name.value.lower(): handle for param, handle in bound}
+        by_name = {param.name.value.lower(): handle for param, handle in bound
+                   if all(handle is not h for _, h in optimizers)}
         for name, _ in optimizers:
-            named = by_name.get(_qualifier(name))
-            if named is not None and named not in models and all(named is not h for _, h in optimizers):
+            named = _named_by(_qualifier(name), by_name)
+            if named is not None and named not in models:
                 models.append(named)
         if optimizers and not models and is_method:
             # `def train(self, optimizer, loader)` of an object that keeps its model (`self.model`): the
@@ -73,7 +74,7 @@ class HolderWalker:
             # `sharded_optimizer` with `org_model` and `sharded_model`, `optimizer_g` with `net_g`: the
             # model its name pairs it with; any of them when none pairs
             own = _qualifier(name)
-            paired = [m for m in models if own and _qualifier(m.text) == own]
+            paired = [m for m in models if _pairs(own, _qualifier(m.text))]
             if not paired and annotated_only and len(annotated_only) < len(models):
                 # `train(model: nn.Module, loss_fn: nn.Module, optimizer: Optimizer)`: the module named
                 # as the model is what the optimizer trains, not the loss annotated as a module too
@@ -330,6 +331,20 @@ def _handed_as_optimizer(call: cst.Call, small: cst.CSTNode) -> bool:
 
     small.visit(_Find())
     return bool(found)
+
+
+def _pairs(qualifier: str, other: str) -> bool:
+    """Whether an optimizer's qualifier names a parameter by its qualifier: all of it, or its first word
+    (`optimizer_center` and `center_criterion`, the center loss's own parameters)."""
+    return bool(qualifier) and (other == qualifier or other.split("_", 1)[0] == qualifier)
+
+
+def _named_by(qualifier: str, by_name: Dict[str, Handle]) -> Optional[Handle]:
+    """The one parameter an optimizer's qualifier names (see _pairs), if exactly one."""
+    if qualifier in by_name:
+        return by_name[qualifier]
+    named = [handle for name, handle in by_name.items() if _pairs(qualifier, _qualifier(name))]
+    return named[0] if len(named) == 1 else None
 
 
 def _qualifier(name: str) -> str:
