@@ -213,6 +213,10 @@ class ProjectIndex:
         header = block[:block.find(")")]
         if set(_RETURNED_NAME.findall(block)) & set(_PARAMETER_NAME.findall(header)):
             return True
+        if _RETURNS.search(block) and _PARAMETERS_CALL.search(block):
+            # a function that returns what it collects of a module's parameters (`separate_bn_paras(
+            # backbone)`, lists of `layer.parameters()`): the optimizer its caller builds on them holds them
+            return True
         return any(not self._library_call(callee, text, path) for callee in _RETURNED_CALLEE.findall(block))
 
     def _library_call(self, callee: str, text: str, importer: str) -> bool:
@@ -709,6 +713,8 @@ _HANDS_TO_BASE = re.compile(r"super\((?<=\bsuper\()[^)]*\)\.__init__\(\s*[^)\s]"
 _RETURNED_CALLEE = re.compile(r"return[ \t]+(?<=\breturn[ \t])([A-Za-z_][\w.]*)[ \t]*\(")
 _RETURNED_NAME = re.compile(r"^[ \t]+return[ \t]+([A-Za-z_]\w*)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 _PARAMETER_NAME = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
+_RETURNS = re.compile(r"^[ \t]+return[ \t]+\S", re.MULTILINE)
+_PARAMETERS_CALL = re.compile(r"\.[ \t]*(?:%s)[ \t]*\(" % "|".join(sorted(cat.PARAMETER_METHODS)))
 _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
