@@ -9,13 +9,13 @@ the engine meets it (then delete the marker line).
 """
 import re
 from pathlib import Path
+from typing import List, Tuple
 
 import pytest
 
 from ddp_lint.engine import lint_source
+from ddp_lint.fixer.apply import fix_source, fixable
 from ddp_lint.pipeline import check_text
-from ddp_lint.fixer.apply import fix_source
-from ddp_lint.fixer.apply import fixable
 from ddp_lint.prefilter import stage_decisions
 from ddp_lint.settings import Selection, Settings
 
@@ -29,13 +29,15 @@ FIXED = sorted(p for p in CASES if p.with_name(p.stem + ".fixed.py").exists())
 REFUSALS = sorted((ROOT / "refusals").glob("*.py"))
 
 
-def expected(path: Path):
-    found = set()
+def expected(path: Path) -> List[Tuple[int, str]]:
+    """The findings a case expects, sorted, as many times as its comments name them (`DDP101, DDP101`:
+    two holders on one line); a second report of one holder is a finding too many."""
+    found = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         match = EXPECT.search(line)
         if match:
-            found.update((number, code.strip()) for code in match.group(1).split(",") if code.strip())
-    return found
+            found.extend((number, code.strip()) for code in match.group(1).split(",") if code.strip())
+    return sorted(found)
 
 
 def case_id(path: Path) -> str:
@@ -62,7 +64,7 @@ def with_v3_marks(paths):
 @pytest.mark.parametrize("path", with_v3_marks(CASES))
 def test_findings_match_expect_comments(path):
     source = path.read_text(encoding="utf-8")
-    actual = {(f.line, f.code) for f in lint_source(source, str(path), ALL)}
+    actual = sorted((f.line, f.code) for f in lint_source(source, str(path), ALL))
     assert actual == expected(path)
 
 

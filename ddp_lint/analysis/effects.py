@@ -451,7 +451,9 @@ class EffectWalker:
             return value.device_of
         if value.params:
             return frozenset(h.obj for h in value.params)
-        return frozenset(h.obj for h in value.handles)
+        # an attribute the object keeps (`self.net._device = "cuda"`) is a value of its own, not where the
+        # object's tensors are: only its `.device` says that
+        return frozenset(h.obj for h in value.handles if not h.sub or h.sub[-1] == cat.DEVICE_ATTRIBUTE)
 
     def _device_argument(self, call: cst.Call, args) -> FrozenSet[int]:
         """The device value `.to()` is handed (first positional, or `device=`); empty when unknown."""

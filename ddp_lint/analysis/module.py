@@ -897,6 +897,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
             models = _caller_parts(walker, holder.models)
             if models:
                 summary.holder = BuiltHolder(holder.kind, holder.label, models, holder.bucket_view)
+                summary.holder_kept = _kept_as(walker, holder)
         elif value.handle is not None and _origin_kind(walker, value.handle) in ("param", "self"):
             origin = walker.origins[value.handle.obj]
             if origin.kind == "param":
@@ -1018,6 +1019,13 @@ def _returned_instances(walker: ScopeWalker) -> tuple:
     return tuple(found.values())
 
 
+def _kept_as(walker: ScopeWalker, holder: HolderEvent) -> str:
+    """The attribute of the object a holder the function builds is kept in (`self.optimizer`), as the
+    summary's `self_holders` name it; "" when it is kept in none."""
+    var = walker.scope.name_of(holder)
+    return var if var and var.startswith("self.") and holder.site.via is None else ""
+
+
 def _returned_fields(walker: ScopeWalker) -> tuple:
     """What each position of the tuple a function returns holds, when every `return` gives a tuple of
     the same length and one position is known: a holder built on what the caller handed in, an
@@ -1042,7 +1050,8 @@ def _returned_fields(walker: ScopeWalker) -> tuple:
                 models = _caller_parts(walker, holder.models) + [
                     Part(Origin("field", str(places[h.obj]), places[h.obj]), h.sub) for h in holder.models if h.obj in places]
                 if models:
-                    entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view))
+                    entry = ReturnedField("holder", BuiltHolder(holder.kind, holder.label, models, holder.bucket_view),
+                                          _kept_as(walker, holder))
             elif value.wrapper and value.handle is not None:
                 # `return module, DDP(module)`: the wrapper of what another position holds
                 inner = next((i for i, other in enumerate(shape) if i != position and not other.wrapper

@@ -72,20 +72,24 @@ class SummaryReplay:
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
         if summary.moves_state:
             self._replay_state_moves(call, summary, positional, keywords, own, via)
+        kept: Dict[str, HolderEvent] = {}
         if own or instance is not None:
-            self._replay_self_holders(call, summary, actual, via, "self" if own else dotted.rpartition(".")[0])
+            kept = self._replay_self_holders(call, summary, actual, via, "self" if own else dotted.rpartition(".")[0])
         if summary.methods is not None:
             self._note_instance(call, summary, actual, tuple(h for h in passed if any(h is o for o in as_optimizers)))
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
             return self._construct(call, summary, actual, truths)
         if summary.fields:
-            return self._returned_fields(call, summary, actual, positional, keywords)
-        return self._result_of(call, summary, actual, positional, keywords, via, own)
+            return self._returned_fields(call, summary, actual, positional, keywords, kept)
+        return self._result_of(call, summary, actual, positional, keywords, via, own, kept)
 
     def _result_of(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value],
-                   keywords: Dict[str, Value], via: str, own: bool) -> Optional[Value]:
-        """What a call of a summarised function returns, when it is no new object of a class nor a tuple."""
+                   keywords: Dict[str, Value], via: str, own: bool, kept: Dict[str, HolderEvent]) -> Optional[Value]:
+        """What a call of a summarised function returns, when it is no new object of a class nor a tuple.
+        `kept`: the holders this call kept on the object, by the callee's attribute names."""
+        if summary.holder_kept in kept:
+            return Value(holders=(kept[summary.holder_kept],))  # the optimizer it keeps, handed back too
         if summary.holder is not None:
             kind, label, models, bucket_view = summary.holder
             handles = frozenset(h for o, s in models for h in actual(o, s))
@@ -437,11 +441,15 @@ class SummaryReplay:
                 return binding.device_of
         return frozenset({handle.obj})
 
-    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str, owner: str) -> None:
+    def _replay_self_holders(self, call: cst.Call, summary: HelperSummary, actual, via: str,
+                             owner: str) -> Dict[str, HolderEvent]:
         """A method of this object, or of an object of a summarised class (`model.initialize(opt)`), that
         keeps an optimizer on it (`self.optimizer = SGD(...)`): the object's attribute, as the
-        constructor's are (the pair it makes with another method of the object is its class's)."""
+        constructor's are (the pair it makes with another method of the object is its class's). Returns
+        the holders made, by the callee's attribute names."""
+        made: Dict[str, HolderEvent] = {}
         for kind, label, models, bucket_view, var in summary.self_holders:
+            kept_as = var
             handles = frozenset(h for o, sub in models for h in actual(o, sub))
             if owner != "self":
                 var = f"{owner}.{var[len('self.'):]}"
@@ -454,6 +462,8 @@ class SummaryReplay:
                     # `self.compile(self.lr)` in `fit()` after its move: the optimizer is rebuilt
                     self._emit(RebindEvent(self._site(call, via=via), previous, event))
                 self._assign(var, Binding(Handle(next(self.ids), (), var), holders=(event,)))
+                made[kept_as] = event
+        return made
 
     def _note_instance(self, call: cst.Call, summary: HelperSummary, actual, passed: Tuple[HolderEvent, ...]) -> None:
         """An object built from a summarised class: what its attributes keep of the arguments, so that
@@ -485,7 +495,7 @@ class SummaryReplay:
         return result
 
     def _returned_fields(self, call: cst.Call, summary: HelperSummary, actual, positional: List[Value],
-                         keywords: Dict[str, Value]) -> Value:
+                         keywords: Dict[str, Value], kept: Dict[str, HolderEvent]) -> Value:
         """`opt, sched = training_state(model, cfg)`: the tuple the helper returns, position by position,
         with the holders built at this call on what the caller handed in."""
         # a module the callee made, beside an optimizer on it: made by this call, placed as the callee placed it
@@ -503,6 +513,8 @@ class SummaryReplay:
             value = EMPTY
             if position in made:
                 value = Value(handle=made[position])
+            elif entry is not None and entry.kind == "holder" and entry.kept in kept:
+                value = Value(holders=(kept[entry.kept],))  # the optimizer it keeps, handed back too
             elif entry is not None and entry.kind == "holder":
                 kind, label, models, bucket_view = entry.what
                 handles = frozenset(h for o, s in models for h in at_call(o, s))

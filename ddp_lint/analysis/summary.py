@@ -120,10 +120,12 @@ class ReturnedField(NamedTuple):
     """One position of a returned tuple: a holder built there (`kind` "holder", `what` a BuiltHolder),
     an argument handed back (`kind` "param", `what` its index), a gradient-synchronizing wrapper of
     what another position holds (`kind` "wrapper", `what` (its label, that position)), or what a
-    managed call returned (`kind` "managed")."""
+    managed call returned (`kind` "managed"). `kept`: the attribute a returned holder is kept in on the
+    object too (`self.optimizer = SGD(...); return lr, self.optimizer`): one optimizer, not two."""
 
     kind: str
     what: object
+    kept: str = ""
 
 
 @dataclass
@@ -133,6 +135,7 @@ class HelperSummary:
     name: str
     placements: List[SummaryPlacement] = field(default_factory=list)
     holder: Optional[BuiltHolder] = None
+    holder_kept: str = ""  # the attribute the returned holder is kept in on the object too (see ReturnedField)
     returns_param: Optional[int] = None
     # It returns an attribute of its object (`return self.model`, a getter or a `@property`): the
     # caller's `runner.get_model()` is the model the object keeps.
