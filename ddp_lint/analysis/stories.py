@@ -111,7 +111,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             held = _held_parts(holder, event)
             if _already_there(_placed_before(e for e in moved if _covers(e, held)
-                                             and e.argument_text == event.argument_text  # the same place, by name
+                                             and _same_place(e, event)
                                              and e.site.function is event.site.function
                                              and not e.site.exclusive_with(event.site)), event):
                 continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
@@ -198,6 +198,13 @@ def _ends_steps(story: HolderStory, holder: HolderEvent, event, endings: List[ob
     else:
         return False
     return True
+
+
+def _same_place(earlier: PlacementEvent, event: PlacementEvent) -> bool:
+    """Two moves to one place: the same device spelled the same, or the same device value under another
+    name (`model.to(rank)`, then `self.model.to(self.rank)` after `self.rank = rank`)."""
+    return earlier.argument_text == event.argument_text or (
+        bool(earlier.device_of) and earlier.device_of == event.device_of and not event.to_earlier_place)
 
 
 def _trips(event: PlacementEvent, before: List[PlacementEvent]) -> List[PlacementEvent]:
