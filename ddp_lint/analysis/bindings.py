@@ -94,7 +94,8 @@ class BindingWalker:
             handle = self._free.get(key)
             if handle is None:
                 handle = self._free[key] = Handle(next(self.ids), (), key)
-                self.origins[handle.obj] = Origin("self" if key.startswith("self.") else "local", key)
+                # the object a method runs on (`self`, `self.model`) is what its callers call it on
+                self.origins[handle.obj] = Origin("self" if key == "self" or key.startswith("self.") else "local", key)
             binding = self.env[key] = Binding(handle)
         return binding
 

@@ -333,6 +333,17 @@ def _handed_as_optimizer(call: cst.Call, small: cst.CSTNode) -> bool:
     return bool(found)
 
 
+def pairs_with_a_module(param_names) -> bool:
+    """Whether a function's parameters let its side pair an optimizer handed in with a module it takes:
+    one named as a model (`model`, `net`), or one an optimizer's qualifier names (`q_func1_optimizer`
+    beside `q_func1`). Without one, only its callers know what the optimizer holds."""
+    if any(cat.receives_model(name) for name in param_names):
+        return True
+    others = {name.lower(): name for name in param_names if not cat.receives_optimizer(name)}
+    return any(_pairs(_qualifier(name), _qualifier(other)) or _qualifier(name) in others
+               for name in param_names if cat.receives_optimizer(name) for other in others)
+
+
 def _pairs(qualifier: str, other: str) -> bool:
     """Whether an optimizer's qualifier names a parameter by its qualifier: all of it, or its first word
     (`optimizer_center` and `center_criterion`, the center loss's own parameters)."""

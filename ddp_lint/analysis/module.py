@@ -928,7 +928,7 @@ def _kept_parts(walker: ScopeWalker, handles) -> List[Part]:
 
     def of_self(h) -> bool:  # `getattr(self, "netG" + str(s))`: a part of the object itself
         origin = walker.origins.get(h.obj)
-        return bool(h.sub) and origin is not None and origin.kind == "local" and origin.key == "self"
+        return bool(h.sub) and origin is not None and origin.key == "self"
 
     return ([Part(Origin("self", h.text), h.sub) for h in handles if kept(h)]
             + [Part(Origin("self", f"self.{h.sub[0]}"), h.sub[1:]) for h in handles if of_self(h)])

@@ -14,6 +14,7 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
+from .holders import pairs_with_a_module
 from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED
 
 
@@ -242,6 +243,8 @@ class SummaryReplay:
                 return tuple(Handle(base.obj, base.sub + sub, origin.key) for base in self._resolve_all(origin.key))
             if origin.kind == "self" and instance is not None:
                 # `engine.prepare()` moving `self.model`: the model the caller handed to `Engine(...)`
+                if origin.key == "self":  # the object itself (`self.to(device)` in `engine.place()`)
+                    return tuple(Handle(h.obj, h.sub + sub, h.text) for h in receiver)
                 kept = instance.attributes.get(origin.key, ())
                 if not kept and origin.key.startswith("self."):
                     return tuple(Handle(h.obj, h.sub + (origin.key[5:],) + sub, h.text) for h in receiver)
@@ -717,8 +720,8 @@ def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
     param_names = summary.param_names
     takes = {name for name in param_names + summary.kwargs_keys if cat.receives_optimizer(name)}
     takes -= {origin.key for origin, _ in summary.handled}
-    if not takes:
-        return ()
+    if not takes or not pairs_with_a_module(param_names + summary.kwargs_keys):
+        return ()  # (a callee that takes no module it could pair the optimizer with cannot report the pair)
     handed: List[HolderEvent] = []
     positional = [value for arg, value in args if arg.keyword is None and not arg.star]
     for index, value in enumerate(positional[: len(param_names)]):
