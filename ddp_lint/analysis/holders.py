@@ -339,9 +339,9 @@ def pairs_with_a_module(param_names) -> bool:
     beside `q_func1`). Without one, only its callers know what the optimizer holds."""
     if any(cat.receives_model(name) for name in param_names):
         return True
-    others = {name.lower(): name for name in param_names if not cat.receives_optimizer(name)}
-    return any(_pairs(_qualifier(name), _qualifier(other)) or _qualifier(name) in others
-               for name in param_names if cat.receives_optimizer(name) for other in others)
+    others = {name.lower() for name in param_names if not cat.receives_optimizer(name)}
+    return any(_qualifier(name) in others or any(_pairs(_qualifier(name), _qualifier(other)) for other in others)
+               for name in param_names if cat.receives_optimizer(name))
 
 
 def _pairs(qualifier: str, other: str) -> bool:
