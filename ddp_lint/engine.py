@@ -10,7 +10,7 @@ import gc
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, List, Mapping, Optional, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -80,6 +80,31 @@ def lint_source(
     project=None,
 ) -> List[Diagnostic]:
     return analyse_source(source, path, settings, prefilter, project).findings
+
+
+def _yielded(hits: List[RuleHit]) -> List[RuleHit]:
+    """The hits that stay: a rule that yields to another on the same holder (DDP101 to DDP002) stays
+    quiet, and the placements it reached join the other's related locations, so that the one report
+    names every placement the holder reaches."""
+    by_story: Dict[Tuple[int, str], RuleHit] = {}
+    for hit in hits:
+        if hit.story is not None:
+            by_story.setdefault((id(hit.story), hit.code), hit)
+    kept = []
+    for hit in hits:
+        louder = next((by_story[(id(hit.story), code)] for code in RULES[hit.code].superseded_by
+                       if hit.story is not None and (id(hit.story), code) in by_story), None)
+        if louder is None:
+            kept.append(hit)
+            continue
+        named = {id(ref.node) for ref in louder.related}
+        at = sum(1 for ref in louder.related if ref.role == "placement")
+        for ref in hit.related:
+            if ref.role == "placement" and id(ref.node) not in named:
+                louder.related.insert(at, ref)
+                named.add(id(ref.node))
+                at += 1
+    return kept
 
 
 def analyse_source(
@@ -171,11 +196,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         stories = list(holder_stories(scope))
         scope_hits = [hit for code in codes for hit in RULES[code].check(scope, stories, line_of)]
         scope_of.update((id(hit), scope) for hit in scope_hits)
-        by_story = {(id(h.story), h.code) for h in scope_hits if h.story is not None}
-        hits.extend(
-            h for h in scope_hits
-            if h.story is None or not any((id(h.story), c) in by_story for c in RULES[h.code].superseded_by)
-        )
+        hits.extend(_yielded(scope_hits))
     hits = _once_per_dispatch(hits)
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, scope_of[id(hit)], analysis, project, path)]
     if not hits:

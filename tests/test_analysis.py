@@ -228,6 +228,16 @@ def test_message_names_the_placement_and_its_line():
     assert [(r.line, r.role) for r in finding.related] == [(4, "placement")]
 
 
+def test_a_yielded_rules_placements_are_named_by_the_report_that_stays():
+    # the move comes before the state, the cast after it: DDP101 for the move yields to DDP002 for the
+    # cast on the same holder, and the one report names both placements
+    source = H + ("opt = torch.optim.Adam(model.parameters())\nmodel.to(device)\n"
+                  "opt.load_state_dict(torch.load(path))\nmodel.half()\n")
+    (finding,) = lint_source(source, settings=ALL)
+    assert finding.code == "DDP002"
+    assert [(r.line, r.role) for r in finding.related] == [(5, "placement"), (3, "placement"), (4, "state")]
+
+
 def test_parameter_group_helper_feeds_the_optimizer_built_from_it():
     source = H + "groups = get_optimizer_grouped_parameters(model, 0.01)\nopt = torch.optim.AdamW(groups)\nmodel.cuda()\n"
     assert [(f.line, f.code) for f in lint_source(source, settings=ALL)] == [(3, "DDP101")]
