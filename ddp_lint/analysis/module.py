@@ -871,8 +871,8 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if origin is not None and origin.kind in ("param", "self"):
             summary.placements.append(SummaryPlacement(origin, event.handle.sub, _with_device_origins(event, walker)))
     for built in walker.scope.of_type(HolderEvent):
-        var = walker.scope.name_of(built)
-        if var and var.startswith("self.") and built.site.via is None:
+        var = _kept_as(walker, built)
+        if var:
             models = _caller_parts(walker, built.models) + _kept_parts(walker, built.models)
             if models:
                 summary.self_holders.append(KeptHolder(built.kind, built.label, models, built.bucket_view, var))

@@ -316,9 +316,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             if defines is not None and defines(method):
                 return True
             # a base of the project defines it (`BaseModel.compile()` in another module): the class's
-            # own method, not torch's `Module.compile()` (asked only of names the catalog would take)
-            inherited = getattr(self.method_helpers, "inherited", None)
-            return method in cat.METHOD_PLACEMENTS and inherited is not None and inherited(method) is not None
+            # own method, not torch's `Module.compile()` (asked only of names the catalog would take; the
+            # summary found is the one the call then replays, computed once)
+            return method in cat.METHOD_PLACEMENTS and self.method_helpers.get(method) is not None
         instance = self._instances.get(receiver.handle.obj) if receiver.handle is not None else None
         return instance is not None and instance.methods(method) is not None
 
