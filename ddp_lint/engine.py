@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from . import catalog as cat
-from .analysis.module import analyze_module
+from .analysis.module import ModuleAnalysis, analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .analysis.replay import placement_signature
@@ -28,7 +28,7 @@ from .settings import Settings
 from .findings import SAFE, UNSAFE, Fix, Related, Reported
 from .documents.python import decode
 from .lines import LineNumber
-from .parsing import Reparser, parse
+from .parsing import Reparser, parse, syntax_tree
 from .planning.planner import FixPlan, Refusal, plan_fix
 from .prefilter import settings_could_match
 
@@ -121,11 +121,31 @@ def analyse_source(
         if project is None or not project_could_match(text, path, settings, project):
             return Parsed(cst.Module(body=[]), [])
     with _cyclic_gc_paused():
+        made = _made_for_a_callee(text, path, settings, project) if reparser is None else None
+        if made is not None:
+            module, analysis = made
+            return Parsed(module, findings_for(module, text, path, settings, project, analysis=analysis))
         if reparser is None:
             module, positions = parse(text), None
         else:
             module, positions = reparser.parse(text)
         return Parsed(module, findings_for(module, text, path, settings, project, positions), positions)
+
+
+def _made_for_a_callee(text: str, path: str, settings: Settings, project):
+    """The parse and analysis of this file that the project index made while a callee in another module
+    asked what its callers pass; None when it made none, or when this check's would differ (an
+    overwrite flag, another catalog)."""
+    if project is None or project.catalog is not settings.catalog or _overwrites(text):
+        return None
+    made = project.analysis_of(path, text)
+    if made is not None:
+        syntax_tree(text)  # what Python's own parser refuses is an error here, as `parse` makes it
+    return made
+
+
+def _overwrites(text: str) -> bool:
+    return cat.OVERWRITE_FLAG in text and "True" in text
 
 
 def _dispatched_hit(hit: RuleHit) -> bool:
@@ -171,13 +191,15 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None,
-                 known_positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None) -> List[Diagnostic]:
+                 known_positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None,
+                 analysis: Optional[ModuleAnalysis] = None) -> List[Diagnostic]:
 
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:
         return []
-    overwrite = cat.OVERWRITE_FLAG in text and "True" in text
-    analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
+    overwrite = _overwrites(text)
+    if analysis is None:
+        analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
     if project is not None and not overwrite and project.catalog is settings.catalog:
         project.remember_calls(path, text, analysis.calls)
     positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []

@@ -63,7 +63,9 @@ def process(path: str, settings: Settings, root: str = "", mode: Mode = Mode.CHE
             report = add_noqa(document, settings, project, write=raw is None)
         else:
             report = fix(document, settings, mode, unsafe, project, write=raw is None, edits=edits)
-        report.deps = project.dependencies() if project is not None else {}
+        if project is not None:
+            report.deps = project.dependencies()
+            project.settle()
     except InputError as exc:
         report = FileReport(path, error=render(str(exc), document.place) if document is not None else str(exc))
     except RecursionError:
