@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple, Union
@@ -241,6 +242,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
             if r.elsewhere is not None:  # the statement inside another module's function that does it
                 other, line, column = r.elsewhere.where()
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
+        related.extend(_callers(hit, analysis, project, path, text, ensure_positions))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
@@ -297,12 +299,12 @@ def _harmless_placement(story, placement, scope, analysis, project, path: str) -
 def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:
     if "." in key[1] and project is None:
         return False  # a method's callers are found through the tree's code (ProjectIndex.call_facts)
-    facts = [(placed, handed) for callee, placed, handed in analysis.calls if callee == key]
+    facts = [(fact.placed, fact.handed) for fact in analysis.calls if fact.callee == key]
     if project is not None:
         elsewhere = project.call_facts(key)
         if elsewhere is None:
             return False
-        facts.extend((placed, handed) for _, placed, handed in elsewhere)
+        facts.extend((fact.placed, fact.handed) for fact in elsewhere)
     if not facts:
         return False
     for placed, handed in facts:
@@ -314,6 +316,54 @@ def _callers_harmless(key, var: Optional[str], signature, analysis, project, dep
             continue
         return False
     return True
+
+
+# Enough callers to find the bug from the report; a base class's API can have dozens.
+_CALLERS_NAMED = 8
+
+
+def _callers(hit: RuleHit, analysis, project, path: str, text: str, positions) -> List[Related]:
+    """A report at an API whose optimizer arrives built names the calls that hand it one (one report
+    per bug, its callers as related locations): each call of the function or class that hands that
+    parameter something other than `None` or a managed object, and had not already placed the model
+    where the reported placement puts it (those calls are harmless)."""
+    story = hit.story
+    if story is None or not story.holder.arrives:
+        return []
+    key, var = story.holder.arrives_key, story.holder.var
+    signatures = {placement_signature(placement) for placement in hit.placements}
+    facts = [fact for fact in analysis.calls if fact.callee == key]
+    if project is not None:
+        facts.extend(project.call_facts(key) or ())
+    found: List[Related] = []
+    for fact in facts:
+        if fact.site is None or fact.handed.get(var) in (NONE_HANDED, MANAGED_HANDED) or signatures <= fact.placed:
+            continue
+        where = _call_site(fact.site, path, text, project, positions)
+        if where is not None and all((r.path, r.line) != where[:2] for r in found):
+            callee = cst.Module(body=[]).code_for_node(fact.site[1].func)
+            found.append(Related(*where, "caller", f"`{callee}(...)` hands it the optimizer"))
+    return sorted(found, key=lambda r: (r.path != path, r.path, r.line))[:_CALLERS_NAMED]
+
+
+def _call_site(site, path: str, text: str, project, positions) -> Optional[Tuple[str, int, int]]:
+    """(path as shown, line, column) of a call: this file's from its positions; another module's
+    where the call's text occurs once in that module (its tree is not kept: most calls are never shown;
+    a call's text printed alone lacks its block's indentation on its continuation lines, so the
+    whitespace between its tokens is matched loosely)."""
+    where, call = site
+    same = os.path.abspath(where) == os.path.abspath(path)
+    if same and call in positions():
+        start = positions()[call].start
+        return path, start.line, start.column + 1
+    other = text if same else (project.text_of(where) if project is not None else None)
+    code = cst.Module(body=[]).code_for_node(call)
+    found = list(re.finditer(r"\s*".join(map(re.escape, code.split())), other)) if other else []
+    if len(found) != 1:
+        return None  # not there, or there more than once: which one is unknown
+    at = found[0].start()
+    line = other.count("\n", 0, at) + 1
+    return (path if same else _display(where)), line, at - (other.rfind("\n", 0, at) + 1) + 1
 
 
 def _display(other: str) -> str:

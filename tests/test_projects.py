@@ -294,3 +294,41 @@ def test_what_the_index_keeps_is_left_out_of_later_collections(tmp_path):
         assert gc.get_freeze_count() <= frozen  # frozen objects still go when nothing holds them
     finally:
         gc.unfreeze()
+
+
+def test_a_report_at_the_api_names_the_calls_that_hand_it_the_optimizer(tmp_path):
+    # One report per bug: at the API, with its callers as related locations. A caller that hands no
+    # optimizer, or that placed the model first, is no caller of this bug. Another module's call is
+    # found by its text (its tree is not kept), and left out where that text occurs twice.
+    (tmp_path / "loop.py").write_text(
+        "class Trainer:\n    def __init__(self, model, optimizer, device):\n"
+        "        self.model = model.to(device)\n        self.optimizer = optimizer\n\n\n"
+        "def local_run(model, device, opt):\n    return Trainer(model, opt, device)\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    first = Trainer(model,\n                    opt,\n                    device)\n"
+        "    second = Trainer(model, None, device)\n    return first, second\n\n\n"
+        "def placed(model, device):\n    model.to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    return Trainer(model, opt, device=device)\n")
+    from ddp_lint.project import index
+
+    index._INDEXES.clear()
+    report = process(str(tmp_path / "loop.py"), ALL, root=str(tmp_path))
+    (finding,) = [f for f in report.findings if f.code == "DDP101"]
+    callers = [(os.path.basename(r.path), r.line, r.column, r.message) for r in finding.related if r.role == "caller"]
+    assert callers == [
+        ("loop.py", 8, 12, "`Trainer(...)` hands it the optimizer"),  # this file's own call first
+        ("main.py", 7, 13, "`Trainer(...)` hands it the optimizer"),  # over three lines, found all the same
+    ]
+    # the same text twice in main.py (one call harmless): which line is the caller's is unknown, so
+    # main.py's is not named rather than named at the wrong line
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n\n\n"
+        "def placed(model, device):\n    model.to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    return Trainer(model, opt, device)\n")
+    index._INDEXES.clear()
+    report = process(str(tmp_path / "loop.py"), ALL, root=str(tmp_path))
+    (finding,) = [f for f in report.findings if f.code == "DDP101"]
+    assert [os.path.basename(r.path) for r in finding.related if r.role == "caller"] == ["loop.py"]

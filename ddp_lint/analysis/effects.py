@@ -23,7 +23,7 @@ from .events import (
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of
-from .summary import LIBRARY_MODULE, ArgumentState
+from .summary import LIBRARY_MODULE, ArgumentState, CallFact
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 
@@ -71,7 +71,7 @@ class EffectWalker:
                 and self._held_module(receiver)):
             # `self.model.train()` on the model an optimizer holds: a module's method, for the count of a
             # project method's callers (a plain class's `Solver.train` is not called here)
-            self.calls.append(((LIBRARY_MODULE, f"{LIBRARY_MODULE}.{method}"), frozenset(), {}))
+            self.calls.append(CallFact((LIBRARY_MODULE, f"{LIBRARY_MODULE}.{method}"), frozenset(), {}))
         if dotted is not None and self._qualify(dotted) in cat.UNPICKLING_CALLS:
             # a new object, and so is each of its entries (bindings._note_replaced_name reads this)
             value = dataclasses.replace(value, unpickled=True)

@@ -19,7 +19,7 @@ from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin, handle_key
-from .summary import (BuiltHolder, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
+from .summary import (BuiltHolder, CallFact, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement, UNPICKLED_HANDED)
 from .walker import ScopeWalker
 from ..syntax import python_tree, walk
@@ -34,7 +34,7 @@ class ModuleAnalysis:
     scopes: List[ScopeEvents] = field(default_factory=list)
     # Calls of this file's and the project's functions and classes: (callee key, the signatures of
     # the callee's placements already made before the call) (see ScopeWalker.calls).
-    calls: List[tuple] = field(default_factory=list)
+    calls: List[CallFact] = field(default_factory=list)
     # (class, method, method called after it on one object), from every scope of the file.
     method_orders: set = field(default_factory=set)
 
@@ -162,8 +162,8 @@ def _walk_again_with_makers(definitions: Sequence[cst.CSTNode], where: str, anal
                             rewalk: Dict[str, object], analyze_definition, source: Callable[[], str]) -> None:
     """A function or class whose callers (in the file or the project) hand the callables it calls
     (`Net(opt_fn=torch.optim.Adam)`) builds what they build: it is walked again with them."""
-    if not project and not any(isinstance(handed.get(name), HandedMaker) for _, _, handed in analysis.calls
-                               for name in handed):
+    if not project and not any(isinstance(fact.handed.get(name), HandedMaker) for fact in analysis.calls
+                               for name in fact.handed):
         return  # no caller here hands a callable, and no other module is asked
     called = _called_parameters(source())
     for definition in definitions if called else ():
@@ -181,9 +181,10 @@ def _walk_again_with_unpickled(definitions: Sequence[cst.CSTNode], where: str, a
     the method takes out of them (`self.log_alpha = state_dict["log_alpha"]`) is a new object, and
     rebinding a held attribute to it leaves its optimizer stale. Callers in other modules are not asked."""
     handed: Dict[Tuple[str, str], set] = {}
-    for key, _, given in analysis.calls:
+    for fact in analysis.calls:
+        key = fact.callee
         if key[0] == where and "." in key[1]:
-            for name, what in given.items():
+            for name, what in fact.handed.items():
                 if what == UNPICKLED_HANDED:
                     handed.setdefault(key, set()).add(name)
     classes = {key[1].partition(".")[0] for key in handed}
@@ -209,14 +210,14 @@ def _replace_walk(definition: cst.CSTNode, analysis: ModuleAnalysis, rewalk: Dic
     analysis.scopes = [again if scope.name == again.name else scope for scope in analysis.scopes]
 
 
-def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[tuple], project) -> Dict[str, str]:
+def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[CallFact], project) -> Dict[str, str]:
     """The parameters a function (or a class's constructor) calls that its callers hand a callable
     building a holder, with that holder's kind; asked only of definitions that call a parameter."""
     if not called:
         return {}
-    facts = [handed for callee, _, handed in calls if callee == key]
+    facts = [fact.handed for fact in calls if fact.callee == key]
     elsewhere = project.call_facts(key) if project is not None else None
-    facts.extend(handed for _, _, handed in elsewhere or ())
+    facts.extend(fact.handed for fact in elsewhere or ())
     return {name: handed[name].kind for handed in facts for name in sorted(called)
             if isinstance(handed.get(name), HandedMaker)}
 

@@ -15,7 +15,7 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
-from .summary import Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED
+from .summary import CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED
 
 
 class SummaryReplay:
@@ -51,7 +51,8 @@ class SummaryReplay:
             self._keep_base_attributes(summary, actual)
         key = self._caller_of(summary, dotted, own, instance, inherited)
         if key is not None:
-            self.calls.append((key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords)))
+            self.calls.append(CallFact(key, self._placed_before(summary, actual),
+                                       self._handed(summary, call, positional, keywords), (self.path, call)))
         via = f"{summary.name}()"
         if self.dispatching is not None and dotted.startswith("self.") and dotted[5:] in self.dispatching[1]:
             via = f"{self.dispatching[0]}.{summary.name}()"  # the subclass's override runs

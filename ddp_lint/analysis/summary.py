@@ -22,6 +22,17 @@ class HandedMaker:
     kind: str
 
 
+class CallFact(NamedTuple):
+    """One call of a project function, class or method, for its callee side (see ScopeWalker.calls)."""
+
+    callee: Tuple[str, str]  # (path, `train` or `Trainer` or `Trainer.fit`)
+    placed: FrozenSet[tuple]  # the signatures of the callee's placements already made on what is passed
+    handed: Dict[str, object]  # what the call hands each parameter that may receive an optimizer
+    # (the caller's path, the call): where a callee-side report names its callers; None where no call
+    # of the code is meant (a module method counted for a method's callers)
+    site: Optional[Tuple[str, cst.Call]] = None
+
+
 # The callee a method call goes to when its receiver is a module by use (an optimizer holds its
 # parameters): the library's module method, not a project class's (see ProjectIndex.call_facts)
 LIBRARY_MODULE = "<library module>"

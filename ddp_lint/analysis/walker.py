@@ -27,7 +27,7 @@ from .names import ImportTable, dotted_name
 from .uses import OptimizerUses
 from .aliases import Alias
 from .heap import Arm, Binding, Env, ModuleTables, Origin, Value
-from .summary import ArgumentState, Handling, HelperSummary, Instance
+from .summary import ArgumentState, CallFact, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
 from .holders import HolderWalker
@@ -112,7 +112,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
         # of their placements that had already been made here, before the call). The callee side asks
         # whether every caller placed the model before handing it over.
-        self.calls: List[Tuple[Tuple[str, str], FrozenSet[Tuple[str, str, str]], Dict[str, object]]] = []
+        self.calls: List[CallFact] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here
         self._data, self._leaves, self._moved = set(), set(), set()

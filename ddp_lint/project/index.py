@@ -336,6 +336,10 @@ class ProjectIndex:
             self._trees[top] = found
         return self._trees[top]
 
+    def text_of(self, path: str) -> Optional[str]:
+        """A module's text as the index read it (for a related location in it)."""
+        return self._peek(path)
+
     def _peek(self, path: str) -> Optional[str]:
         """A file's text without making the current file depend on it (most candidates do not call)."""
         consulted = set(self.consulted)
