@@ -184,8 +184,9 @@ def test_missing_path_is_an_error(tmp_path, capsys, monkeypatch):
         SEED.replace("\n", "\r\n").encode(),
         b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + SEED.encode(),
         SEED.replace("model = Net()", "if True:\n\tmodel = Net()").encode(),
+        b"# -*- coding: future_fstrings -*-\n" + SEED.encode(),  # the future-fstrings backport's cookie
     ],
-    ids=["bom", "crlf", "latin1-cookie", "tabs"],
+    ids=["bom", "crlf", "latin1-cookie", "tabs", "future-fstrings-cookie"],
 )
 def test_encodings_and_line_endings_are_handled(tmp_path, capsys, monkeypatch, raw):
     monkeypatch.chdir(tmp_path)

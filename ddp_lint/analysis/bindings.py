@@ -186,6 +186,8 @@ class BindingWalker:
                 self._data.add(handle.obj)
             if value.leaf:
                 self._leaves.add(handle.obj)
+        if self._class_call(value_node):
+            self._class_built.add(handle.obj)
         for event in value.pending:
             self._emit(dataclasses.replace(event, handle=Handle(handle.obj, (), key), at_birth=True))
         if isinstance(value_node, cst.Call) and id(value_node) in self._built:
@@ -544,6 +546,14 @@ class BindingWalker:
         if device is None or device.strip("'\"") in cat.NOOP_DEVICES | {cat.META_DEVICE} or is_cpu_device(given):
             return None
         return device
+
+    def _class_call(self, node: Optional[cst.BaseExpression]) -> bool:
+        """A call of a class (its name capitalized), PyTorch's module classes included but not its tensor
+        classes (`torch.FloatTensor(3)`): what it makes may be a module."""
+        callee = dotted_name(node.func) if isinstance(node, cst.Call) else None
+        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
+            return False
+        return not self._qualify(callee).startswith(cat.TORCH + ".") or self._module_class_call(node, spelled=True)
 
     def _built_on_cpu(self, node: Optional[cst.BaseExpression]) -> bool:
         """`nn.Linear(16, 4)`: a module of PyTorch's own classes made here, with no device given, is

@@ -328,7 +328,10 @@ class EffectWalker:
                                                       holders=binding.holders + held))
             return EMPTY
         if method in cat.PARAMETER_METHODS:
-            return Value(params=frozenset(receiver.handles))
+            # a module's parameters are its children's too, as its move moves them (`_children`): an
+            # optimizer on `self.parameters()` holds `self.encoder`'s, which a later `self.encoder.cuda()` moves
+            children = self._children(call.func.value, receiver, method) if isinstance(call.func, cst.Attribute) else ()
+            return Value(params=frozenset(receiver.handles) | frozenset(c for c in children if c.obj in self._class_built))
         if method in ("values", "items") and receiver.members:
             return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
         if method in ("values", "items") and receiver.handle is not None and not receiver.holders:

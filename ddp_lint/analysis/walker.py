@@ -116,6 +116,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here
         self._data, self._leaves, self._moved = set(), set(), set()
+        self._class_built: set = set()  # objects a class call made here (`EncoderRNN(...)`): modules by how they are made
         self._earlier_places: set = set()  # device values read before a move of their object (see _forget_place)
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._name_counts: Dict[int, Counter] = {}  # see BindingMixin._never_read

@@ -31,6 +31,12 @@ class SourceText:
     raw: bytes
 
 
+# Codecs that a package registers to rewrite the source as Python reads it, over UTF-8 text:
+# future-fstrings (`# -*- coding: future_fstrings -*-`) backports f-strings to Pythons that lack them,
+# and on 3.6+ its decoding is the text as it is. Such a file is UTF-8 code with that cookie in it.
+_UTF8_SOURCE_TRANSFORMS = frozenset({"future_fstrings", "future-fstrings"})
+
+
 def decode(raw: bytes) -> SourceText:
     if b"\x00" in raw[:8192]:
         raise InputError("binary file (NUL bytes), not Python source")
@@ -38,9 +44,12 @@ def decode(raw: bytes) -> SourceText:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
         reason = str(exc.msg if getattr(exc, "msg", None) else exc)
-        if "invalid or missing encoding declaration" not in reason:
+        if reason.rpartition(": ")[2] in _UTF8_SOURCE_TRANSFORMS:
+            encoding = "utf-8"
+        elif "invalid or missing encoding declaration" not in reason:
             raise InputError(f"bad encoding declaration: {reason}") from None
-        encoding = "utf-8"  # no cookie and bytes that are not UTF-8: say so below
+        else:
+            encoding = "utf-8"  # no cookie and bytes that are not UTF-8: say so below
     bom = raw.startswith(b"\xef\xbb\xbf")
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     body = raw[3:] if bom else raw

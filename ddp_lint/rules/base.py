@@ -181,7 +181,10 @@ def placement_text(placement: PlacementEvent) -> str:
 
 
 def models_phrase(holder: HolderEvent) -> str:
-    return ", ".join(f"`{text}`" for text in sorted({m.text for m in holder.models}))
+    """The modules whose parameters it holds, as the code names them; a child named beside its parent
+    (`self.encoder` beside `self`) is part of it."""
+    texts = {m.text for m in holder.models}
+    return ", ".join(f"`{text}`" for text in sorted(texts) if not any(text.startswith(f"{other}.") for other in texts))
 
 
 def placement_phrase(placement: PlacementEvent) -> str:
