@@ -311,13 +311,7 @@ def test_a_report_at_the_api_names_the_calls_that_hand_it_the_optimizer(tmp_path
         "    second = Trainer(model, None, device)\n    return first, second\n\n\n"
         "def placed(model, device):\n    model.to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "    return Trainer(model, opt, device=device)\n")
-    from ddp_lint.project import index
-
-    index._INDEXES.clear()
-    report = process(str(tmp_path / "loop.py"), ALL, root=str(tmp_path))
-    (finding,) = [f for f in report.findings if f.code == "DDP101"]
-    callers = [(os.path.basename(r.path), r.line, r.column, r.message) for r in finding.related if r.role == "caller"]
-    assert callers == [
+    assert _callers_named(tmp_path) == [
         ("loop.py", 8, 12, "`Trainer(...)` hands it the optimizer"),  # this file's own call first
         ("main.py", 7, 13, "`Trainer(...)` hands it the optimizer"),  # over three lines, found all the same
     ]
@@ -328,7 +322,14 @@ def test_a_report_at_the_api_names_the_calls_that_hand_it_the_optimizer(tmp_path
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n\n\n"
         "def placed(model, device):\n    model.to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "    return Trainer(model, opt, device)\n")
+    assert [where for where, _, _, _ in _callers_named(tmp_path)] == ["loop.py"]
+
+
+def _callers_named(tmp_path):
+    """(file, line, column, message) of each caller loop.py's report names, from a new index."""
+    from ddp_lint.project import index
+
     index._INDEXES.clear()
     report = process(str(tmp_path / "loop.py"), ALL, root=str(tmp_path))
     (finding,) = [f for f in report.findings if f.code == "DDP101"]
-    assert [os.path.basename(r.path) for r in finding.related if r.role == "caller"] == ["loop.py"]
+    return [(os.path.basename(r.path), r.line, r.column, r.message) for r in finding.related if r.role == "caller"]
