@@ -21,7 +21,7 @@ from .analysis.module import ModuleAnalysis, analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .analysis.replay import placement_signature
-from .analysis.summary import MANAGED_HANDED, NONE_HANDED
+from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED
 from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read
@@ -324,7 +324,7 @@ _CALLERS_NAMED = 8
 
 def _callers(hit: RuleHit, analysis, project, path: str, text: str, positions) -> List[Related]:
     """A report at an API whose optimizer arrives built names the calls that hand it one (one report
-    per bug, its callers as related locations): each call of the function or class that hands that
+    per bug, its callers as related locations): each call of the function or class that passes that
     parameter something other than `None` or a managed object, and had not already placed the model
     where the reported placement puts it (those calls are harmless)."""
     story = hit.story
@@ -337,7 +337,8 @@ def _callers(hit: RuleHit, analysis, project, path: str, text: str, positions) -
         facts.extend(project.call_facts(key) or ())
     found: List[Related] = []
     for fact in facts:
-        if fact.site is None or fact.handed.get(var) in (NONE_HANDED, MANAGED_HANDED) or signatures <= fact.placed:
+        handed = fact.handed.get(var)
+        if fact.site is None or handed in (NONE_HANDED, MANAGED_HANDED, ABSENT_HANDED) or signatures <= fact.placed:
             continue
         where = _call_site(fact.site, path, text, project, positions)
         if where is not None and all((r.path, r.line) != where[:2] for r in found):

@@ -333,3 +333,16 @@ def _callers_named(tmp_path):
     report = process(str(tmp_path / "loop.py"), ALL, root=str(tmp_path))
     (finding,) = [f for f in report.findings if f.code == "DDP101"]
     return [(os.path.basename(r.path), r.line, r.column, r.message) for r in finding.related if r.role == "caller"]
+
+
+def test_a_caller_that_leaves_the_optimizer_at_its_default_is_not_named(tmp_path):
+    # transformers' `Trainer(args=args, model=model)` in a callback: `optimizers=(None, None)` stays as
+    # it is, so that call hands the trainer no optimizer of its own
+    (tmp_path / "loop.py").write_text(
+        "class Trainer:\n    def __init__(self, model, device, optimizers=(None, None)):\n"
+        "        self.optimizer, self.scheduler = optimizers\n        self.model = model.to(device)\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, device, (opt, None))\n\n\n"
+        "def save(model, device):\n    return Trainer(model=model, device=device)\n")
+    assert [(where, line) for where, line, _, _ in _callers_named(tmp_path)] == [("main.py", 7)]

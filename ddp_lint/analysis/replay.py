@@ -15,7 +15,8 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
-from .summary import CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED
+from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED,
+                      NONE_HANDED, UNPICKLED_HANDED)
 
 
 class SummaryReplay:
@@ -556,9 +557,9 @@ class SummaryReplay:
     def _handed(self, summary: HelperSummary, call: cst.Call, positional: List[Value],
                 keywords: Dict[str, Value]) -> Dict[str, object]:
         """What this call hands each parameter that may receive an optimizer, for the callee side: NONE
-        (a literal `None` or falsy, or a falsy default left as it is), MANAGED (what a managed call
-        returned), or ("arrived", the key and the name of this function's own parameter it forwards),
-        or nothing said."""
+        (a literal `None` or falsy, or a falsy default left as it is), ABSENT (another default left as it
+        is), MANAGED (what a managed call returned), or ("arrived", the key and the name of this
+        function's own parameter it forwards), or nothing said."""
         handed: Dict[str, object] = {}
         spread = any(arg.star for arg in call.args)
         for index, name in enumerate(summary.param_names):
@@ -583,6 +584,8 @@ class SummaryReplay:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
                 elif value.makes:
                     handed[name] = HandedMaker(value.makes)
+            elif node is None and not spread:
+                handed[name] = ABSENT_HANDED  # the default: no optimizer of this caller's
         return handed
 
     def _caller_of(self, summary: HelperSummary, dotted: str, own: bool, instance: Optional[Instance],

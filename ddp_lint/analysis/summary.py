@@ -12,6 +12,7 @@ from .heap import Origin
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
 UNPICKLED_HANDED = "unpickled"  # it hands what unpickling made (`agent.load_state_dict(torch.load(path))`)
+ABSENT_HANDED = "absent"  # it passes nothing there, and the default is no falsy literal (`optimizers=(None, None)`)
 
 
 @dataclass(frozen=True)
