@@ -236,13 +236,12 @@ def test_a_caller_analysed_for_its_callee_is_checked_from_that_analysis(tmp_path
     import ddp_lint.engine as engine
     from ddp_lint.project import index
 
-    (tmp_path / "loop.py").write_text(
+    _modules(tmp_path, loop=(
         "class Trainer:\n    def __init__(self, model, optimizer, device):\n"
-        "        self.model = model.to(device)\n        self.optimizer = optimizer\n")
-    (tmp_path / "main.py").write_text(
+        "        self.model = model.to(device)\n        self.optimizer = optimizer\n"), main=(
         "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model.half()\n"
-        "    return Trainer(model, opt, device)\n")
+        "    return Trainer(model, opt, device)\n"))
     paths = [str(tmp_path / "loop.py"), str(tmp_path / "main.py")]
 
     def findings(fresh_index_each):
@@ -278,12 +277,11 @@ def test_what_the_index_keeps_is_left_out_of_later_collections(tmp_path):
 
     from ddp_lint.project import index
 
-    (tmp_path / "loop.py").write_text(
+    _modules(tmp_path, loop=(
         "class Trainer:\n    def __init__(self, model, optimizer, device):\n"
-        "        self.model = model.to(device)\n        self.optimizer = optimizer\n")
-    (tmp_path / "main.py").write_text(
+        "        self.model = model.to(device)\n        self.optimizer = optimizer\n"), main=(
         "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
-        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n")
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, opt, device)\n"))
     index._INDEXES.clear()
     gc.unfreeze()
     try:
@@ -300,17 +298,16 @@ def test_a_report_at_the_api_names_the_calls_that_hand_it_the_optimizer(tmp_path
     # One report per bug: at the API, with its callers as related locations. A caller that hands no
     # optimizer, or that placed the model first, is no caller of this bug. Another module's call is
     # found by its text (its tree is not kept), and left out where that text occurs twice.
-    (tmp_path / "loop.py").write_text(
+    _modules(tmp_path, loop=(
         "class Trainer:\n    def __init__(self, model, optimizer, device):\n"
         "        self.model = model.to(device)\n        self.optimizer = optimizer\n\n\n"
-        "def local_run(model, device, opt):\n    return Trainer(model, opt, device)\n")
-    (tmp_path / "main.py").write_text(
+        "def local_run(model, device, opt):\n    return Trainer(model, opt, device)\n"), main=(
         "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "    first = Trainer(model,\n                    opt,\n                    device)\n"
         "    second = Trainer(model, None, device)\n    return first, second\n\n\n"
         "def placed(model, device):\n    model.to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "    return Trainer(model, opt, device=device)\n")
+        "    return Trainer(model, opt, device=device)\n"))
     assert _callers_named(tmp_path) == [
         ("loop.py", 8, 12, "`Trainer(...)` hands it the optimizer"),  # this file's own call first
         ("main.py", 7, 13, "`Trainer(...)` hands it the optimizer"),  # over three lines, found all the same
@@ -338,11 +335,16 @@ def _callers_named(tmp_path):
 def test_a_caller_that_leaves_the_optimizer_at_its_default_is_not_named(tmp_path):
     # transformers' `Trainer(args=args, model=model)` in a callback: `optimizers=(None, None)` stays as
     # it is, so that call hands the trainer no optimizer of its own
-    (tmp_path / "loop.py").write_text(
+    _modules(tmp_path, loop=(
         "class Trainer:\n    def __init__(self, model, device, optimizers=(None, None)):\n"
-        "        self.optimizer, self.scheduler = optimizers\n        self.model = model.to(device)\n")
-    (tmp_path / "main.py").write_text(
+        "        self.optimizer, self.scheduler = optimizers\n        self.model = model.to(device)\n"), main=(
         "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, device, (opt, None))\n\n\n"
-        "def save(model, device):\n    return Trainer(model=model, device=device)\n")
+        "def save(model, device):\n    return Trainer(model=model, device=device)\n"))
     assert [(where, line) for where, line, _, _ in _callers_named(tmp_path)] == [("main.py", 7)]
+
+
+def _modules(tmp_path, **texts):
+    """The project's modules: `loop.py` (the API) and `main.py` (its callers)."""
+    for name, text in texts.items():
+        (tmp_path / f"{name}.py").write_text(text)
