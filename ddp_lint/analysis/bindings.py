@@ -178,14 +178,7 @@ class BindingWalker:
         else:
             handle = Handle(next(self.ids), (), key)
             self.origins[handle.obj] = Origin("local", key)
-            if self._built_on_cpu(value_node):
-                self.scope.built_here.add(handle.obj)
-            if value.managed:
-                self.scope.placed_by_library.add(handle.obj)
-            if _is_data(value_node, value):
-                self._data.add(handle.obj)
-            if value.leaf:
-                self._leaves.add(handle.obj)
+            self._note_new_object(handle.obj, value_node, value)
         if self._class_call(value_node):
             self._class_built.add(handle.obj)
         for event in value.pending:
@@ -546,6 +539,18 @@ class BindingWalker:
         if device is None or device.strip("'\"") in cat.NOOP_DEVICES | {cat.META_DEVICE} or is_cpu_device(given):
             return None
         return device
+
+    def _note_new_object(self, obj: int, value_node: Optional[cst.BaseExpression], value: Value) -> None:
+        """What a new object bound to a name is, by how it was made: a module built on the CPU here, one a
+        managed call placed, data, a tensor trained on its own."""
+        if self._built_on_cpu(value_node):
+            self.scope.built_here.add(obj)
+        if value.managed:
+            self.scope.placed_by_library.add(obj)
+        if _is_data(value_node, value):
+            self._data.add(obj)
+        if value.leaf:
+            self._leaves.add(obj)
 
     def _class_call(self, node: Optional[cst.BaseExpression]) -> bool:
         """A call of a class (its name capitalized), PyTorch's module classes included but not its tensor

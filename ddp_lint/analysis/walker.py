@@ -114,9 +114,8 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # whether every caller placed the model before handing it over.
         self.calls: List[CallFact] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
-        # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here
-        self._data, self._leaves, self._moved = set(), set(), set()
-        self._class_built: set = set()  # objects a class call made here (`EncoderRNN(...)`): modules by how they are made
+        # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here, made by a class call
+        self._data, self._leaves, self._moved, self._class_built = set(), set(), set(), set()
         self._earlier_places: set = set()  # device values read before a move of their object (see _forget_place)
         self._chain: Tuple[cst.CSTNode, ...] = ()
         self._name_counts: Dict[int, Counter] = {}  # see BindingMixin._never_read
