@@ -21,7 +21,8 @@ from .analysis.module import ModuleAnalysis, analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .analysis.replay import placement_signature
-from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED
+from .analysis.names import code_text
+from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED, calls_of
 from .rules import RULES
 from .rules.base import RuleHit
 from .rules.table import kinds_read
@@ -299,17 +300,12 @@ def _harmless_placement(story, placement, scope, analysis, project, path: str) -
 def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:
     if "." in key[1] and project is None:
         return False  # a method's callers are found through the tree's code (ProjectIndex.call_facts)
-    facts = [(fact.placed, fact.handed) for fact in analysis.calls if fact.callee == key]
-    if project is not None:
-        elsewhere = project.call_facts(key)
-        if elsewhere is None:
-            return False
-        facts.extend((fact.placed, fact.handed) for fact in elsewhere)
+    facts = calls_of(key, analysis.calls, project)
     if not facts:
-        return False
-    for placed, handed in facts:
-        passed = handed.get(var) if var else None
-        if signature in placed or passed in (NONE_HANDED, MANAGED_HANDED):
+        return False  # no caller known, or the callers unknown
+    for fact in facts:
+        passed = fact.handed.get(var) if var else None
+        if signature in fact.placed or passed in (NONE_HANDED, MANAGED_HANDED):
             continue
         if (isinstance(passed, tuple) and depth < 3
                 and _callers_harmless(passed[1], passed[2], signature, analysis, project, depth + 1)):
@@ -332,18 +328,14 @@ def _callers(hit: RuleHit, analysis, project, path: str, text: str, positions) -
         return []
     key, var = story.holder.arrives_key, story.holder.var
     signatures = {placement_signature(placement) for placement in hit.placements}
-    facts = [fact for fact in analysis.calls if fact.callee == key]
-    if project is not None:
-        facts.extend(project.call_facts(key) or ())
     found: List[Related] = []
-    for fact in facts:
+    for fact in calls_of(key, analysis.calls, project) or calls_of(key, analysis.calls, None):
         handed = fact.handed.get(var)
         if fact.site is None or handed in (NONE_HANDED, MANAGED_HANDED, ABSENT_HANDED) or signatures <= fact.placed:
             continue
         where = _call_site(fact.site, path, text, project, positions)
         if where is not None and all((r.path, r.line) != where[:2] for r in found):
-            callee = cst.Module(body=[]).code_for_node(fact.site[1].func)
-            found.append(Related(*where, "caller", f"`{callee}(...)` hands it the optimizer"))
+            found.append(Related(*where, "caller", f"`{code_text(fact.site[1].func)}(...)` hands it the optimizer"))
     return sorted(found, key=lambda r: (r.path != path, r.path, r.line))[:_CALLERS_NAMED]
 
 

@@ -19,7 +19,7 @@ from .names import ImportTable
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin, handle_key
-from .summary import (BuiltHolder, CallFact, HandedMaker, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
+from .summary import (BuiltHolder, CallFact, HandedMaker, calls_of, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement, UNPICKLED_HANDED)
 from .walker import ScopeWalker
 from ..syntax import python_tree, walk
@@ -215,11 +215,11 @@ def _handed_makers(called: FrozenSet[str], key: Tuple[str, str], calls: List[Cal
     building a holder, with that holder's kind; asked only of definitions that call a parameter."""
     if not called:
         return {}
-    facts = [fact.handed for fact in calls if fact.callee == key]
-    elsewhere = project.call_facts(key) if project is not None else None
-    facts.extend(fact.handed for fact in elsewhere or ())
-    return {name: handed[name].kind for handed in facts for name in sorted(called)
-            if isinstance(handed.get(name), HandedMaker)}
+    facts = calls_of(key, calls, project)
+    if facts is None:  # the project's callers unknown: this file's still hand what they hand
+        facts = calls_of(key, calls, None)
+    return {name: fact.handed[name].kind for fact in facts for name in sorted(called)
+            if isinstance(fact.handed.get(name), HandedMaker)}
 
 
 _DEFERRED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})

@@ -34,6 +34,18 @@ class CallFact(NamedTuple):
     site: Optional[Tuple[str, cst.Call]] = None
 
 
+def calls_of(key: Tuple[str, str], calls: List[CallFact], project) -> Optional[List[CallFact]]:
+    """Every known call of the function, class or method `key`: this file's (`calls`, its analysis's)
+    and the project's other modules'; None when the project cannot say (a tree too large to search)."""
+    facts = [fact for fact in calls if fact.callee == key]
+    if project is not None:
+        elsewhere = project.call_facts(key)
+        if elsewhere is None:
+            return None
+        facts.extend(elsewhere)
+    return facts
+
+
 # The callee a method call goes to when its receiver is a module by use (an optimizer holds its
 # parameters): the library's module method, not a project class's (see ProjectIndex.call_facts)
 LIBRARY_MODULE = "<library module>"
