@@ -497,10 +497,20 @@ def conversions_after_wrap(scope: ScopeEvents) -> Iterator[ConversionAfterWrap]:
                 continue  # both inside the function called here, or the object's class: it reports them
             if event.operation == cat.FLOAT32_CAST:
                 continue  # parameters are float32 already unless cast before; a no-op keeps DDP's hooks
-            if event.kind == cat.MOVE and moved_before:
+            if event.kind == cat.MOVE and (moved_before or _moved_there_under_its_name(wrap, event, placements[:index], scope)):
                 continue  # already on its device before wrapping: moving "again" is a no-op
             reported.add(id(event.site.node))
             yield ConversionAfterWrap(wrap, event, scope)
+
+
+def _moved_there_under_its_name(wrap: PlacementEvent, event: PlacementEvent, before, scope: ScopeEvents) -> bool:
+    """An object this function did not build, under the name an earlier move reached (`model.to(device)`,
+    then `model = convert(model)`), is taken to be where that move put it: a call that transforms a
+    placed module returns it, or a module built where it is. A later move to that same place is a no-op."""
+    if wrap.handle.obj in scope.built_here:
+        return False
+    return any(prior.kind == cat.MOVE and prior.handle.text == wrap.handle.text and _same_place(prior, event)
+               and not prior.site.exclusive_with(wrap.site) for _, prior in before)
 
 
 def _one_object(wrap: PlacementEvent, event: PlacementEvent) -> bool:
