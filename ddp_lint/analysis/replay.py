@@ -221,8 +221,12 @@ class SummaryReplay:
                 self._note_method_order(owner, instance.class_name, method_name)
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
-            if imported is not None and imported not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
-                summary = self.project.lookup(imported, self.path)
+            # a name no import binds may come through a star import (`from deep_rl import *`)
+            for full in (imported,) if imported is not None else self.imports.starred(dotted):
+                if full not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
+                    summary = self.project.lookup(full, self.path)
+                if summary is not None:
+                    break
         return summary, instance
 
     def _actuals(self, positional: List[Value], keywords: Dict[str, Value], own: bool, instance: Optional[Instance],

@@ -269,8 +269,10 @@ class ProjectIndex:
             # the substring first: a pattern that opens with `\b` is tried at every position
             if text is None or name not in text or not token.search(text):
                 continue
-            # it must import the name or its module (`from loop import train`, `import loop`)
-            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")):
+            # it must import the name or its module (`from loop import train`, `import loop`), or may
+            # through a star import (`from deep_rl import *`; its analysis resolves the name or not)
+            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")) \
+                    and not _STAR_IMPORT.search(text):
                 continue
             facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
         return facts
@@ -545,6 +547,31 @@ class ProjectIndex:
             resolved = self._resolve(name, importer)
             if resolved is not None and resolved[1] and "." not in resolved[1]:
                 found.add((local, resolved) if by_local else resolved)
+        for local, resolved in self._star_imported(text, importer).items():
+            if not classes_only or local[:1].isupper():
+                found.add((local, resolved) if by_local else resolved)
+        return found
+
+    def _star_imported(self, text: str, importer: str) -> Dict[str, Tuple[str, str]]:
+        """The definitions the text calls by a name only a star import of a project module binds
+        (`from model import *`, then `SessionGraph(opt)`): local name -> (path, name), as the walker
+        resolves them (`ImportTable.starred`, then the index's lookup through re-exporting packages)."""
+        modules = _STAR_IMPORT.findall(text) if "*" in text else ()
+        if not modules:
+            return {}
+        called = set(_PLAIN_CALL.findall(text)) - set(_imported_names(text)) - _defined_names(text) - _NOT_STARRED
+        found: Dict[str, Tuple[str, str]] = {}
+        for module in modules:
+            package = self._resolve(module, importer)
+            if package is None or package[1]:
+                continue  # no module of the project (a library's names are the catalog's)
+            for name in sorted(called - found.keys()):
+                if _definition_block(text, name) is not None:
+                    continue  # the text's own class
+                where, inner = self._through_stars(package[0], name)
+                defining = self._text(where)
+                if inner == name and defining is not None and _definition_block(defining, name) is not None:
+                    found[name] = (where, name)
         return found
 
     def _resolve(self, name: str, importer: str) -> Optional[Tuple[str, str]]:
@@ -883,6 +910,7 @@ def _read_imports(text: str) -> Dict[str, str]:
     return names
 
 
+_NOT_STARRED = frozenset(dir(__import__("builtins"))) | frozenset(__import__("keyword").kwlist)
 _METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _METHODS: Dict[int, Tuple[str, Dict[str, Tuple[int, int]]]] = {}
 
