@@ -272,7 +272,7 @@ class ProjectIndex:
             # it must import the name or its module (`from loop import train`, `import loop`), or may
             # through a star import (`from deep_rl import *`; its analysis resolves the name or not)
             if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")) \
-                    and not _STAR_IMPORT.search(text):
+                    and not (_may_star_import(text) and _STAR_IMPORT.search(text)):
                 continue
             facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
         return facts
@@ -556,7 +556,7 @@ class ProjectIndex:
         """The definitions the text calls by a name only a star import of a project module binds
         (`from model import *`, then `SessionGraph(opt)`): local name -> (path, name), as the walker
         resolves them (`ImportTable.starred`, then the index's lookup through re-exporting packages)."""
-        modules = _STAR_IMPORT.findall(text) if "*" in text else ()
+        modules = _STAR_IMPORT.findall(text) if _may_star_import(text) else ()
         if not modules:
             return {}
         called = set(_PLAIN_CALL.findall(text)) - set(_imported_names(text)) - _defined_names(text) - _NOT_STARRED
@@ -867,6 +867,16 @@ def _is_pytorch(root: str) -> bool:
 _KEPT_ANALYSES = 16
 
 _IMPORTED: Dict[int, Tuple[str, Dict[str, str]]] = {}
+
+
+def _may_star_import(text: str) -> bool:
+    """A substring test before `_STAR_IMPORT`'s scan of every line: few files import with a star."""
+    at = text.find("import")
+    while at != -1:
+        if text[at + 6:at + 16].lstrip(" \t").startswith("*"):
+            return True
+        at = text.find("import", at + 6)
+    return False
 
 
 def _imported_names(text: str) -> Dict[str, str]:
