@@ -171,7 +171,22 @@ class HolderWalker:
             return None  # only its name says optimizer (`optim_context()`, `_test_optimizer()`)
         if any(value.holders for _, value in args) and self.catalog.is_managed(dotted):
             return None
+        if self._no_class_defines(dotted, terminal, receiver):
+            return None
         return self._holder(call, cat.FACTORY, f"{terminal}()", args, receiver)
+
+    def _no_class_defines(self, dotted: str, terminal: str, receiver: Value) -> bool:
+        """`model.get_optimizer_and_scheduler(cfg)` on a model this function was handed: a method of the
+        model's class, and the model's classes are the project's. When no module of the project defines
+        a method of that name (and the catalog names none), no call here builds an optimizer (VQ-Diffusion's
+        optional hook behind `hasattr(model, ...)`). Only for a receiver that reads as the model and is
+        neither `self`'s nor an imported name's: a library object (a trainer) has methods of its own."""
+        root = dotted.split(".", 1)[0]
+        if (self.project is None or dotted.count(".") != 1 or root in ("self", "cls", "super") or self.imports.binds(root)
+                or receiver.handle is None or receiver.holders or not MODEL_NAME.search(root)
+                or terminal in self.catalog.holder_terminals):
+            return False
+        return self.project.defines_function(terminal, self.path) is False
 
     def _built_by_use(self, call: cst.Call, args) -> Optional[Value]:
         """Types from use at the construction: a call that names nothing we know (`optims.__dict__[name]

@@ -53,6 +53,7 @@ class ProjectIndex:
         self._returns: Dict[Tuple[str, str, int], Set[Tuple[str, str]]] = {}  # see _returned_classes
         self._hierarchies: Dict[Tuple[str, str], Tuple[Set[str], Set[str]]] = {}  # see _hierarchy_methods
         self._analyses: Dict[str, tuple] = {}  # see analysis_of
+        self._defined: Dict[Tuple[str, str], bool] = {}  # see defines_function
         self._settled = (0, 0)  # how many summaries and analysed callers the collector was last told to leave alone
 
     # ----- for the cache ---------------------------------------------------------------------------
@@ -276,6 +277,21 @@ class ProjectIndex:
                 continue
             facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
         return facts
+
+    def defines_function(self, name: str, path: str) -> Optional[bool]:
+        """Whether some module of `path`'s tree defines a function or method `name` (`def name(` at any
+        depth); None when the tree is too large to search. Read from the texts, never parsed: the
+        modules that do define it are consulted (the answer depends on them)."""
+        top = package_root(path)[0]
+        files = self._tree_files(top)
+        if files is None:
+            return None
+        if (top, name) not in self._defined:
+            token = re.compile(r"\bdef[ \t]+%s[ \t]*\(" % re.escape(name))
+            defining = [f for f in files if name in (self._peek(f) or "") and token.search(self._peek(f))]
+            self.consulted.update(defining)
+            self._defined[(top, name)] = bool(defining)
+        return self._defined[(top, name)]
 
     def _method_call_facts(self, key: Tuple[str, str], files: List[str]) -> Optional[List[tuple]]:
         """A method's callers are the calls through objects of its class, wherever they are made (the
