@@ -216,6 +216,9 @@ def tree_could_match(tree: ast.AST, catalog: cat.Catalog = cat.DEFAULT_CATALOG, 
         if kind in _DEFINITIONS:
             unit = _Unit(node)
             units.append(unit)
+            if kind is ast.ClassDef:
+                # building the class calls its bases' constructors: a subclass of a wrapper wraps
+                unit.called.extend(filter(None, map(_dotted, node.bases)))
             helpers.setdefault(node.name, []).append(unit)  # a class is joined through calls of its name
             for inner in _walk(node):
                 if type(inner) in _OBSERVED:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from keyword import iskeyword
-from typing import FrozenSet, Iterator, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -106,6 +106,8 @@ class EffectWalker:
         result = self._helper_effect(call, dotted, args) if own else None
         if result is None and qualified:
             result = self._library_effect(call, qualified, args, library_call or method is None)
+        if result is None and method is None and dotted and not own:
+            result = self._derived_placement(call, dotted, args)
         if result is not None:
             return result
         if own and self._returns_nothing(dotted):
@@ -237,7 +239,37 @@ class EffectWalker:
             if not value.holders and value.handle is not None and name is not None and name in self.env:
                 self._emit(ForwardEvent(self._site(call), value.handle))
 
-    def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool) -> Optional[Value]:
+    def _derived_placement(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
+        """A class of the project derived from a library wrapper (`class DataParallelModel(DataParallel)`)
+        is that wrapper: calling it wraps its first argument, as the library class does (types through
+        the class hierarchy; the catalog knows the library's classes, the project index the project's)."""
+        terminal = dotted.rsplit(".", 1)[-1]
+        if not terminal[:1].isupper() or self.catalog.call_placement(self._qualify(dotted)):
+            return None
+        for base in self._library_bases(dotted, 0):
+            placement = self.catalog.call_placement(base)
+            if placement is not None:
+                return self._library_effect(call, base, args, True, label=terminal)
+        return None
+
+    def _library_bases(self, dotted: str, depth: int) -> List[str]:
+        """The library classes a class derives from: a class of this file by the bases it names (qualified
+        as this file imports them), another module's by the project index."""
+        base_names = getattr(self.constructors, "base_names", None)
+        if "." in dotted or base_names is None or not self.constructors.defines(dotted):
+            imported = self.imports.imported_name(dotted)
+            return list(self.project.library_bases(imported, self.path)) if self.project is not None and imported else []
+        found: List[str] = []
+        for base in base_names(dotted) if depth < 4 else ():
+            if "." not in base and self.constructors.defines(base):
+                found += self._library_bases(base, depth + 1)
+                continue
+            imported = self.imports.imported_name(base)
+            of_project = self.project.library_bases(imported, self.path) if self.project is not None and imported else ()
+            found += list(of_project) or [self._qualify(base)]
+        return found
+
+    def _library_effect(self, call: cst.Call, qualified: str, args, is_function: bool, label: str = "") -> Optional[Value]:
         kind = self.catalog.holder_kind(qualified) if is_function or "." in qualified else None
         terminal = qualified.rsplit(".", 1)[-1]
         # `bnb.optim.AdamW8bit(...)` through a module we did not see imported: a free root, a class name
@@ -264,6 +296,8 @@ class EffectWalker:
                 self._emit(ManagedEvent(self._site(call), held, qualified))
                 return Value(managed=True)
         placement = self.catalog.call_placement(qualified) if is_function else None
+        if placement is not None and label:
+            placement = dataclasses.replace(placement, label=label)  # the project's subclass, by its own name
         if placement is not None and args and args[0][1].handle is None and not args[0][1].holders:
             # `auto_model(resnet18())`: placed before it has a name, like `Net().cuda()`
             kind, unknown = _call_placement_kind(placement, call)
@@ -279,9 +313,15 @@ class EffectWalker:
                 return Value(handle=target.handle, alts=target.alts)
             kind, unknown = _call_placement_kind(placement, call)
             site = self._site(call)
-            for handle in target.handles:
-                self._emit(PlacementEvent(site, handle, kind, placement.label, placement.sync_wrapper, placement.ddp,
-                                          operation=placement.label, unknown_keyword=unknown))
+            # a wrapper takes the parameters of the modules its module keeps too (`DataParallel(full)` of
+            # `full = FullModel(generator, ...)` wraps the generator's), as a move moves them
+            own = {h.obj for h in target.handles}
+            kept = tuple(h for h in self._children(args[0][0].value, target, "") if h.obj not in own)
+            whole = f"{placement.label}({dotted_name(args[0][0].value) or code_text(args[0][0].value)})"
+            for handle in target.handles + kept:
+                self._emit(PlacementEvent(site, handle, kind, placement.label if handle in target.handles else whole,
+                                          placement.sync_wrapper, placement.ddp, operation=placement.label,
+                                          unknown_keyword=unknown))
             return Value(handle=target.handle, alts=target.alts, wrapper=placement.label if placement.sync_wrapper else "")
         return None
 

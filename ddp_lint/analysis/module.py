@@ -15,7 +15,7 @@ import libcst as cst
 from .. import catalog as cat
 from .blocks import suite_body, suites
 from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site, StateMovedEvent
-from .names import ImportTable
+from .names import ImportTable, dotted_name
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
 from .heap import Origin, handle_key
@@ -763,8 +763,6 @@ def _base_method(kind: Optional[str], name: str) -> Optional[HelperSummary]:
 
 
 def _dotted(node: cst.CSTNode) -> Optional[str]:
-    from .names import dotted_name
-
     return dotted_name(node)
 
 
@@ -779,6 +777,11 @@ class _LazyConstructors(_Lazy):
 
     def defines(self, name: str) -> bool:
         return name in self._classes
+
+    def base_names(self, name: str) -> Tuple[str, ...]:
+        """The bases a class of this file names, as written (`nn.DataParallel`)."""
+        klass = self._classes.get(name)
+        return tuple(filter(None, (dotted_name(base.value) for base in klass.bases))) if klass is not None else ()
 
     def _compute(self, name: str, context: Optional[Dict[str, bool]] = None) -> Optional[HelperSummary]:
         klass = self._classes.get(name)

@@ -627,12 +627,15 @@ class ProjectIndex:
                 memo[key] = result
                 return result
             if block is not None and block.startswith("class"):
+                if method in ("", "__init__"):
+                    bases = self._wrapper_base_halves(path, class_name, with_wraps)
                 # calling a class runs its `__init__`, not its other methods; one it inherits, or reaches
                 # through `super()`, is its bases'
                 header, block = block, _method_block(block, method or "__init__")
                 if depth < 3 and (not block or "super()." in block):
-                    bases = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth,
-                                                   memo, judge)
+                    inherited = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth,
+                                                       memo, judge)
+                    bases = (bases[0] or inherited[0], bases[1] or inherited[1])
             if block is not None:
                 from ..prefilter import code_only
 
@@ -661,6 +664,17 @@ class ProjectIndex:
                 result = (result[0] or bases[0], result[1] or bases[1])
         memo[key] = result
         return result
+
+    def _wrapper_base_halves(self, path: str, name: str, with_wraps: bool) -> Tuple[bool, bool]:
+        """A class derived from a library wrapper (`DataParallelModel(DataParallel)`) wraps what it is
+        built on, as the walker takes it (effects._derived_placement): the halves of that placement."""
+        found = (False, False)
+        for base in self._library_bases(path, name, 0):
+            placement = self.catalog.call_placement(base)
+            if placement is not None:
+                found = (found[0] or placement.sync_wrapper,
+                         found[1] or cat.counts_for_prefilter(placement, with_wraps))
+        return found
 
     def _inherited_halves(self, path: str, text: str, class_block: str, method: str, with_wraps: bool,
                           depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
@@ -698,6 +712,45 @@ class ProjectIndex:
                 resolved = self.resolver.resolve(dotted, path) if dotted else None
                 if resolved is not None and resolved[1] and "." not in resolved[1]:
                     found.append(resolved)
+        return found
+
+    def library_bases(self, dotted: str, importer: str) -> Tuple[str, ...]:
+        """The library classes (by their full names) that the project class `dotted` (as named in
+        `importer`: imported, or a class of `importer` itself) derives from, directly or through the
+        project's own bases: `class DataParallelModel(DataParallel)` gives `torch.nn.DataParallel`."""
+        if not dotted or _from_outside(dotted) or _outside_package(importer):
+            return ()
+        if "." not in dotted and self._class_block(importer, dotted) is not None:
+            found: Optional[Tuple[str, str]] = (importer, dotted)
+        else:
+            found = self._resolve(dotted, importer)
+        if found is None or not found[1] or "." in found[1]:
+            return ()
+        return tuple(self._library_bases(found[0], found[1], 0))
+
+    def _library_bases(self, path: str, name: str, depth: int) -> List[str]:
+        text = self._text(path) or ""
+        block = self._class_block(path, name)
+        if depth > 3:
+            return []
+        if block is None:  # a package re-exporting the class (`from .replicate import DataParallelWithCallback`)
+            where = self._reexported(path, text, name)
+            return self._library_bases(where[0], where[1], depth + 1) if where is not None else []
+        self.consulted.add(path)
+        found: List[str] = []
+        imported = _imported_names(text)
+        for base in _class_bases(block):
+            head = base.split(".", 1)[0]
+            if _definition_block(text, base) is not None:
+                found += self._library_bases(path, base, depth + 1)
+            elif head in imported:
+                full = imported[head] + base[len(head):]
+                if _from_outside(full):
+                    found.append(full)
+                else:
+                    where = self._resolve(full, path)
+                    if where is not None and where[1] and "." not in where[1]:
+                        found += self._library_bases(where[0], where[1], depth + 1)
         return found
 
     def _hierarchy_methods(self, path: str, name: str) -> Set[str]:
