@@ -672,6 +672,11 @@ class SummaryReplay:
                                     bucket_view=bucket_view, attribute=attribute)
                 self._emit(event)
                 holders.append(event)
+        instance = self._instances.get(new.obj)
+        if instance is not None and instance.handed and not holders and instance.methods(cat.STEP) is not None:
+            # an object handed an optimizer whose class steps (`NoamOpt(d, k, warmup, Adam(...))`, a warmup
+            # wrapper): it is that optimizer, wrapped, and holds what it holds
+            return Value(new, holders=instance.handed, contains=True)
         return Value(new, holders=tuple(holders), contains=True)
 
 
