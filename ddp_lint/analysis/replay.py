@@ -675,8 +675,11 @@ class SummaryReplay:
         instance = self._instances.get(new.obj)
         if instance is not None and instance.handed and not holders and instance.methods(cat.STEP) is not None:
             # an object handed an optimizer whose class steps (`NoamOpt(d, k, warmup, Adam(...))`, a warmup
-            # wrapper): it is that optimizer, wrapped, and holds what it holds
-            return Value(new, holders=instance.handed, contains=True)
+            # wrapper) is that optimizer, wrapped, and holds what it holds; one that also keeps the model
+            # the optimizer holds is a trainer, which steps it among other work
+            held = {model.obj for holder in instance.handed for model in holder.models}
+            if not any(h.obj in held for kept in instance.attributes.values() for h in kept):
+                return Value(new, holders=instance.handed, contains=True)
         return Value(new, holders=tuple(holders), contains=True)
 
 
