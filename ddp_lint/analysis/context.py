@@ -43,6 +43,11 @@ def parameter_of(key: str) -> str:
     return key.removesuffix(NONE_TEST).removesuffix(VALUE_OF)
 
 
+def is_static(function: cst.FunctionDef) -> bool:
+    """`@staticmethod`: called through an object or its class, it is handed no object first."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
 def decidable_parameters(function: cst.FunctionDef, is_method: bool, rebound: Iterable[str]) -> Decidable:
     """The parameters whose truth a call can decide: those the body never assigns again."""
     params = list(function.params.posonly_params + function.params.params)

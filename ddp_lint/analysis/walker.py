@@ -20,7 +20,7 @@ import libcst as cst
 
 from .. import catalog as cat
 from .kwargs import read_kwargs
-from .context import Decidable, decidable_parameters
+from .context import Decidable, decidable_parameters, is_static
 from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .blocks import suite_body
 from .names import ImportTable, dotted_name
@@ -155,6 +155,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         optimizer parameter handed in with a model parameter is a holder of that model, built before
         the function runs (only for the scopes whose findings are reported, never for summaries)."""
         names = []
+        is_method = is_method and not is_static(function)  # a static method takes no object: its first is an argument
         params = list(function.params.posonly_params + function.params.params)
         if is_method and params:
             params = params[1:]
