@@ -130,7 +130,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # where the last move before the holder put what it reaches, on every path to here (for an
             # object from elsewhere, any earlier move of what the holder holds on any path: it may be the
             # object that move reached, `model = convert(model)`, and where it is is not known)
-            before = (_on_every_way_together([e for e in earlier if _covers(e, held)], holder.site, event.site)
+            before = (_on_every_way_together([e for e in earlier if _covers(e, held) and _places(e)], holder.site, event.site)
                       if own else earlier)
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
@@ -330,8 +330,15 @@ def _placed_before(placements, ranks: FrozenSet[str] = frozenset()) -> List[Tupl
     """(kind, operation, target) of each move and cast that reached the model before the holder."""
     return [
         (cat.MOVE if e.kind == cat.HOME else e.kind, e.operation, cat.CPU if e.kind == cat.HOME else _target(e, ranks))
-        for e in placements if e.kind in (cat.MOVE, cat.CAST, cat.HOME) or e.operation in cat.DTENSOR_PLACEMENTS
+        for e in placements if _places(e)
     ]
+
+
+def _places(event: PlacementEvent) -> bool:
+    """A placement that says where the parameters are or what they are (a move, a cast, a DTensor
+    layout); a wrap says neither, so the arms of an `if` that each wrap do not make a move in one of
+    them happen on every path."""
+    return event.kind in (cat.MOVE, cat.CAST, cat.HOME) or event.operation in cat.DTENSOR_PLACEMENTS
 
 
 # Two spellings of the device the run uses that are different devices in a file that never chooses the
