@@ -75,6 +75,9 @@ class Placement:
     # The parameters become shards or flat views: an optimizer state saved for the full parameters no
     # longer loads into an optimizer built after it (it needs the wrapper's own state-dict API).
     shards: bool = False
+    # A pass over a finished model whose module renames every state_dict key (`_orig_mod.`): code that
+    # keeps the bare module beside it for checkpoints and export applies it last on purpose.
+    applied_last: bool = False
 
     def kind_given(self, true_keywords: Iterable[str]) -> str:
         """The kind once the call's keywords set to True are known (the argument rules of calls)."""
@@ -307,7 +310,7 @@ CALL_PLACEMENTS: Dict[str, Placement] = {
     "torch.distributed.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
     "torch.distributed._composable.fsdp.fully_shard": Placement(REPLACE, "fully_shard", shards=True),
     "torch.distributed.tensor.parallel.parallelize_module": Placement(REPLACE, "parallelize_module", shards=True),
-    "torch.compile": Placement(WRAP, "torch.compile"),
+    "torch.compile": Placement(WRAP, "torch.compile", applied_last=True),
     "torch.jit.script": Placement(WRAP, "torch.jit.script"),
     "torch.nn.SyncBatchNorm.convert_sync_batchnorm": Placement(WRAP, "convert_sync_batchnorm"),
     "torch.nn.utils.weight_norm": Placement(REPLACE, "weight_norm"),

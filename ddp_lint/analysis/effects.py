@@ -26,6 +26,7 @@ from .heap import Value, EMPTY, element_of
 from .summary import LIBRARY_MODULE, ArgumentState, CallFact
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
+from .liveness import named_after
 
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
@@ -239,6 +240,20 @@ class EffectWalker:
             if not value.holders and value.handle is not None and name is not None and name in self.env:
                 self._emit(ForwardEvent(self._site(call), value.handle))
 
+    def _bound_beside(self, call: cst.Call) -> bool:
+        """`model = torch.compile(original_model)`: the call's result is bound to a name other than the
+        module it is handed, which keeps a name of its own afterwards: an attribute, a global, or a local read
+        again (a `return`, a rebinding of the same name, or a parameter never read again does not)."""
+        small = self._current_node
+        first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+        if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1 or first is None:
+            return False
+        target, handed = dotted_name(small.targets[0].target), dotted_name(first)
+        if target is None or handed is None or target == handed:
+            return False
+        function = self._chain[0] if self._chain and isinstance(self._chain[0], cst.FunctionDef) else None
+        return "." in handed or function is None or named_after(function, handed, self._chain[-1])
+
     def _derived_placement(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         """A class of the project derived from a library wrapper (`class DataParallelModel(DataParallel)`)
         is that wrapper: calling it wraps its first argument, as the library class does (types through
@@ -318,10 +333,11 @@ class EffectWalker:
             own = {h.obj for h in target.handles}
             kept = tuple(h for h in self._children(args[0][0].value, target, "") if h.obj not in own)
             whole = f"{placement.label}({dotted_name(args[0][0].value) or code_text(args[0][0].value)})"
+            beside = placement.applied_last and self._bound_beside(call)
             for handle in target.handles + kept:
                 self._emit(PlacementEvent(site, handle, kind, placement.label if handle in target.handles else whole,
                                           placement.sync_wrapper, placement.ddp, operation=placement.label,
-                                          unknown_keyword=unknown))
+                                          unknown_keyword=unknown, applied_last=placement.applied_last, beside=beside))
             return Value(handle=target.handle, alts=target.alts, wrapper=placement.label if placement.sync_wrapper else "")
         return None
 

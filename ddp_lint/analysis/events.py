@@ -231,6 +231,10 @@ class PlacementEvent:
     unpickled_from: int = 0
     # Made in the statement that made the object (`net = Net().to(device)`): it ran wherever the object is.
     at_birth: bool = False
+    # A wrap the catalog says is applied last (`torch.compile`), and whether its result is bound beside
+    # the module, which keeps a name of its own (`model = torch.compile(original_model)`).
+    applied_last: bool = False
+    beside: bool = False
 
     @property
     def new_place(self) -> bool:

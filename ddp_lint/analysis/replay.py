@@ -378,7 +378,8 @@ class SummaryReplay:
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
                                           device_of=device, handed_optimizers=handed,
                                           source=None if elsewhere is not None else source,
-                                          inherited_from=self._inherited_from))
+                                          inherited_from=self._inherited_from, applied_last=event.applied_last,
+                                          beside=event.beside or (event.applied_last and self._bound_beside(call))))
 
     def _returned_placed(self, call: cst.Call, summary: HelperSummary, via: str, places, placements=None) -> Value:
         """A new object the callee moved or cast before it returned it (`return Model(**cfg).to(device)`):

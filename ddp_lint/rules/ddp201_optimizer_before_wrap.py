@@ -3,7 +3,9 @@
 ## What it does
 Finds an optimizer built before a wrapper that keeps the parameters: `DistributedDataParallel`,
 `DataParallel`, `torch.compile`, `torch.jit.script`, `convert_sync_batchnorm`, parametrizations,
-`spectral_norm`. Select it with `--extend-select DDP201`.
+`spectral_norm`. Select it with `--extend-select DDP201`. A `torch.compile` whose result is bound
+beside the bare module (`model = torch.compile(original_model)`, the bare one kept for checkpoints,
+whose keys the compiled module prefixes with `_orig_mod.`) is applied last on purpose and not flagged.
 
 ## Why is this bad?
 It is not: these wrappers keep the parameter objects. It is the
@@ -36,6 +38,7 @@ from .base import HolderRule, LineOf, condition_phrase, holder_phrase, where
 class OptimizerBeforeWrap(HolderRule):
     code = "DDP201"
     VALID = (
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\ncompiled = torch.compile(model)\ntorch.save(model.state_dict(), path)\n",
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
         "from timm.utils import ModelEmaV2\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nema = ModelEmaV2(model)\nmodel = DDP(model)\n",
     )
@@ -47,8 +50,9 @@ class OptimizerBeforeWrap(HolderRule):
 
     def accepts(self, story: HolderStory, step: Step) -> bool:
         # A deep-copying EMA (timm's ModelEma, AveragedModel) is built before DDP on purpose: the
-        # wrapper cannot touch the copy.
-        return not story.holder.copies
+        # wrapper cannot touch the copy. A compile bound beside the bare module, which keeps its name for
+        # checkpoints (`model = torch.compile(original_model)`), is applied last on purpose.
+        return not story.holder.copies and not step.placement.beside
 
     def message(self, story: HolderStory, step: Step, line_of: LineOf) -> str:
         return (
