@@ -627,6 +627,8 @@ TORCH_PREFIX = "torch."
 # as `texar.torch`): its package folder holds this module.
 TORCH_OWN_MODULE = "_tensor.py"
 MODULE_NAMESPACES: Tuple[str, ...] = ("torch.nn.", "nn.")
+# The base of every module: a class derived from it (through a project's own bases) is a module.
+MODULE_BASE_CLASSES: FrozenSet[str] = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 DEVICE_CONSTRUCTORS: FrozenSet[str] = frozenset({"torch.device", "device"})
 CPU = "cpu"
 # Device strings that name one device of a kind (a move there is not "the run's device").

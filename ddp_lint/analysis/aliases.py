@@ -24,8 +24,13 @@ def alias_in(text: str, name: str) -> Optional[Alias]:
     match = re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=\s*(.+)$", text, re.MULTILINE)
     if match is None:
         return None
+    source, end = match.group(1), match.end()
+    while source.count("[") > source.count("]") and end < len(text):  # written over several lines
+        following = text.find("\n", end + 1)
+        following = len(text) if following == -1 else following
+        source, end = source + " " + text[end + 1:following].strip(), following
     try:
-        value = ast.parse(match.group(1).strip(), mode="eval").body
+        value = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return None
     if not isinstance(value, ast.Subscript):

@@ -52,7 +52,7 @@ class HolderWalker:
                 if not annotation and param.name.value not in kept and not self._named_optimizer_is_used(param.name.value):
                     continue  # only its name says optimizer, nothing in the file uses it as one, nor keeps it
                 optimizers.append((param.name.value, handle))
-            elif cat.receives_model(param.name.value, annotation):
+            elif cat.receives_model(param.name.value, annotation) or self._annotated_module_class(annotation):
                 models.append(handle)
                 if annotation and not cat.receives_model(param.name.value):
                     annotated_only.append(handle)
@@ -89,6 +89,14 @@ class HolderWalker:
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
+
+    def _annotated_module_class(self, annotation: str) -> bool:
+        """Types from declarations: `encoder: ModelWithoutAttention`, a class of the project (or an alias
+        of a union of them) derived from torch's module class, is a module however it is named."""
+        name = annotation.strip("\"' ")
+        if self.project is None or not name or not name.replace(".", "_").isidentifier():
+            return False
+        return self.project.names_module_class(self.imports.imported_name(name) or name, self.path)
 
     def _names_plain_classes(self, annotation: str) -> bool:
         """Types from declarations: an annotation whose optimizer classes are all classes of the project

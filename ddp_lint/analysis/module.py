@@ -867,7 +867,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
                             handled=list(walker.handled), tests=frozenset(walker.tested) & frozenset(walker.arguments),
                             arguments=walker.arguments, kwargs_keys=walker.kwargs_keys,
-                            decidable=walker.decidable)
+                            decidable=walker.decidable, declared_modules=walker.declared_modules)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was

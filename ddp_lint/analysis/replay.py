@@ -737,7 +737,7 @@ def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
     param_names = summary.param_names
     takes = {name for name in param_names + summary.kwargs_keys if cat.receives_optimizer(name)}
     takes -= {origin.key for origin, _ in summary.handled}
-    if not takes or not pairs_with_a_module(param_names + summary.kwargs_keys):
+    if not takes or not (pairs_with_a_module(param_names + summary.kwargs_keys) or summary.declared_modules):
         return ()  # (a callee that takes no module it could pair the optimizer with cannot report the pair)
     handed: List[HolderEvent] = []
     positional = [value for arg, value in args if arg.keyword is None and not arg.star]

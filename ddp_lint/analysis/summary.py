@@ -173,6 +173,9 @@ class HelperSummary:
     # `agent.net = self.create_network()` puts new parameters where the old ones were.
     returns_new_module: bool = False
     param_names: Tuple[str, ...] = ()
+    # Parameters declared as modules whatever their names (`encoder: ModelWithoutAttention`, a project
+    # class derived from `nn.Module`): asked only of a function that takes an optimizer too.
+    declared_modules: FrozenSet[str] = frozenset()
     # (`self.x`, "step"/"load_state_dict", where in the function's order)
     state_calls: List[Tuple[str, str, int]] = field(default_factory=list)
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.

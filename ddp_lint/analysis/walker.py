@@ -23,7 +23,7 @@ from .kwargs import read_kwargs
 from .context import Decidable, decidable_parameters, is_static
 from .events import Guard, Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
 from .blocks import suite_body
-from .names import ImportTable, dotted_name
+from .names import ImportTable, dotted_name, plain_text
 from .uses import OptimizerUses
 from .aliases import Alias
 from .heap import Arm, Binding, Env, ModuleTables, Origin, Value
@@ -105,7 +105,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.context: Dict[str, bool] = {}  # what the call this summary is for decides (analysis/context.py)
         self._rebound: set = set()
         self.arguments: Decidable = {}  # every parameter, as a call may decide it (see HelperSummary.arguments)
-        self.decidable: Decidable = {}  # see HelperSummary.decidable
+        self.decidable, self.declared_modules = {}, frozenset()  # see HelperSummary (Decidable, FrozenSet[str])
         self.arrival_key: Optional[Tuple[str, str]] = None  # this function's key for its callers, when reported
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
         self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
@@ -174,6 +174,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
                                        makes=self._eval(param.default).makes if default else None))
             bound.append((param, handle))
         pseudo = self._bind_kwargs(function)
+        self.declared_modules = _declared_modules(self, bound)
         if arrival is not None:
             self.arrival_key = arrival[1]
             if arrival[1] == self.makers[0]:
@@ -342,3 +343,12 @@ def _handler_owner(function: cst.FunctionDef) -> Optional[str]:
         if isinstance(func, cst.Attribute) and func.attr.value in cat.HANDLER_REGISTRATIONS:
             return dotted_name(func.value)
     return None
+
+
+def _declared_modules(walker: "ScopeWalker", bound) -> FrozenSet[str]:
+    """The parameters declared as modules (see HelperSummary.declared_modules), of a function that takes
+    an optimizer too: only there does a callee pair a handed optimizer with a module it takes."""
+    if not any(cat.receives_optimizer(param.name.value) for param, _ in bound):
+        return frozenset()
+    return frozenset(param.name.value for param, _ in bound if param.annotation is not None
+                     and walker._annotated_module_class(plain_text(param.annotation.annotation)))

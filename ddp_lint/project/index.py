@@ -476,6 +476,27 @@ class ProjectIndex:
         text = self._peek(found[0])
         return alias_in(text, found[1]) if text is not None else None
 
+    def names_module_class(self, dotted: str, importer: str, depth: int = 0) -> bool:
+        """Whether `dotted` (as named in `importer`) is a class of the project derived from torch's
+        `nn.Module` through its bases, or a module-level alias of a union of such classes
+        (`ModelWithoutAttention = Union[TabMlp, TabNet]`): types from declarations."""
+        if not dotted or depth > 2 or _from_outside(dotted) or _outside_package(importer):
+            return False
+        found = (importer, dotted) if "." not in dotted and self._class_block(importer, dotted) is not None \
+            else self._resolve(dotted, importer)
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        bases = self._library_bases(*found, 0)  # a class here or one a package re-exports
+        if bases or self._class_block(*found) is not None:
+            return any(base in cat.MODULE_BASE_CLASSES for base in bases)
+        text = self._text(found[0])
+        alias = alias_in(text, found[1]) if text is not None else None
+        if alias is None or not alias[0].startswith(("Union[", "typing.Union[")):
+            return False
+        members = [name for name in _IDENTIFIER.findall(alias[0].split("[", 1)[1]) if name != "None"]
+        return bool(members) and all(self.names_module_class(_imported_names(text).get(name, name), found[0], depth + 1)
+                                     for name in members)
+
     def is_plain_class(self, dotted: str, importer: str) -> bool:
         """Whether `dotted` (as imported in `importer`) is a class of the project with no bases (or
         only `object`): read from its header, never parsed."""
@@ -731,7 +752,7 @@ class ProjectIndex:
     def _library_bases(self, path: str, name: str, depth: int) -> List[str]:
         text = self._text(path) or ""
         block = self._class_block(path, name)
-        if depth > 3:
+        if depth > 8:  # re-exports and bases together; a cycle of them ends here
             return []
         if block is None:  # a package re-exporting the class (`from .replicate import DataParallelWithCallback`)
             where = self._reexported(path, text, name)
