@@ -221,8 +221,11 @@ class SummaryReplay:
                 self._note_method_order(owner, instance.class_name, method_name)
         if summary is None and self.project is not None and not dotted.startswith("self."):
             imported = self.imports.imported_name(dotted)
-            # a name no import binds may come through a star import (`from deep_rl import *`)
-            for full in (imported,) if imported is not None else self.imports.starred(dotted):
+            # a name no import binds may come through a star import (`from deep_rl import *`): a free
+            # name of this scope, not a builtin (`len(x)`) nor a local's method (`param.numel()`)
+            head = dotted.partition(".")[0]
+            starred = self.imports.starred(dotted) if self._is_free(head) and head not in _BUILTINS else ()
+            for full in (imported,) if imported is not None else starred:
                 if full not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
                     summary = self.project.lookup(full, self.path)
                 if summary is not None:
@@ -726,6 +729,9 @@ def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -
     passed = positional[index] if index < len(positional) else next(
         (arg for arg in call.args if arg.keyword is not None and arg.keyword.value == text), None)
     return passed.value if passed is not None else None
+
+
+_BUILTINS = frozenset(dir(__import__("builtins")))
 
 
 def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:

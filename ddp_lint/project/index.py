@@ -121,7 +121,7 @@ class ProjectIndex:
         """The summary of the function or class that `dotted` (as imported in `importer`) names."""
         if _from_outside(dotted) or _outside_package(importer):
             return None
-        found = self.resolver.resolve(dotted, importer)
+        found = self._resolve(dotted, importer)
         if found is None:
             return None
         path, inner = self._through_stars(*found)
