@@ -99,6 +99,16 @@ class BindingWalker:
             binding = self.env[key] = Binding(handle)
         return binding
 
+    def _global(self, key: str) -> Handle:
+        """The module's object of a name, as a function reads it without binding it: its free object,
+        one of its own when a local of that name shadows it here."""
+        if self._is_free(key):
+            return self._binding(key).handle
+        if key not in self._free:
+            self._free[key] = Handle(next(self.ids), (), key)
+            self.origins[self._free[key].obj] = Origin("local", key)
+        return self._free[key]
+
     def _resolve(self, dotted: str) -> Handle:
         return self._resolve_all(dotted)[0]
 

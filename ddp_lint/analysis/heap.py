@@ -18,11 +18,15 @@ Callables = FrozenSet[Tuple[Optional[str], str]]
 
 
 
+GLOBAL = "global"
+MODULE_SCOPE = "<module>"  # the scope of a module's own statements
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where an object id came from, so a helper's events can be replayed at its call sites."""
 
-    kind: str  # "param", "self" or "local"
+    kind: str  # "param", "self", "local" or GLOBAL (a name a function reads and never binds)
     key: str
     index: int = -1
 

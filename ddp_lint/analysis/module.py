@@ -18,7 +18,7 @@ from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site, Stat
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
-from .heap import Origin, handle_key
+from .heap import GLOBAL, MODULE_SCOPE, Origin, handle_key
 from .summary import (BuiltHolder, CallFact, HandedMaker, calls_of, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement, UNPICKLED_HANDED)
 from .walker import ScopeWalker
@@ -114,7 +114,7 @@ def analyze_module(module: cst.Module, catalog: cat.Catalog, overwrite_flag: boo
         analyze_definition(definition, "", register=True)
     _walk_again(_definitions(module.body), where, analysis, project, rewalk, analyze_definition,
                 lambda: module.code if source is None else source)
-    walker = new_walker("<module>", {})
+    walker = new_walker(MODULE_SCOPE, {})
     walker.walk_body(module.body)
     analysis.scopes.append(walker.scope)
     _note_method_orders(analysis)
@@ -868,12 +868,17 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
                             handled=list(walker.handled), tests=frozenset(walker.tested) & frozenset(walker.arguments),
                             arguments=walker.arguments, kwargs_keys=walker.kwargs_keys,
                             decidable=walker.decidable, declared_modules=walker.declared_modules)
+    globals_read = _globals_read(walker)
     for event in walker.scope.of_type(PlacementEvent):
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was
         origin = walker.origins.get(event.handle.obj)
         if origin is not None and origin.kind in ("param", "self"):
             summary.placements.append(SummaryPlacement(origin, event.handle.sub, _with_device_origins(event, walker)))
+        elif event.handle.obj in globals_read:
+            # a name the function never binds is the module's (`model` of a script's `def train():`)
+            summary.placements.append(SummaryPlacement(globals_read[event.handle.obj], event.handle.sub,
+                                                       _with_device_origins(event, walker)))
     for built in walker.scope.of_type(HolderEvent):
         var = _kept_as(walker, built)
         if var:
@@ -915,6 +920,13 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if holder is None:
             summary.returned_params.extend(_caller_parts(walker, value.params))
     return summary
+
+
+def _globals_read(walker: ScopeWalker) -> Dict[int, Origin]:
+    """The objects of the names a function reads and never binds (not `self`'s): the module's globals
+    as its callers see them, by the object the walk gave each."""
+    return {handle.obj: Origin(GLOBAL, key) for key, handle in walker._free.items()
+            if key != "self" and not key.startswith("self.") and "." not in key}
 
 
 def _origin_kind(walker: ScopeWalker, handle) -> Optional[str]:
