@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import catalog as cat
-from .syntax import python_tree, walk as _walk
+from .syntax import BUILTIN_NAMES, python_tree, walk as _walk
 
 
 @lru_cache(maxsize=16)
@@ -392,7 +392,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
                 unit.arguments.append(table[: -len(".__dict__")])  # `torch.optim.__dict__[name](...)`
         if dotted == "setattr" and len(node.args) == 3 and type(node.args[2]) is ast.Call:
             _note_unpickled(unit, node.args[2], (node.args[0],), attribute=True)  # `setattr(self, name, torch.load(p))`
-        if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in _BUILTINS:
+        if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in BUILTIN_NAMES:
             unit.handed_parameters = True
         if not unit.hands_optimizer and any(k.arg is not None and _OPTIMIZER_KEYWORD.match(k.arg) for k in node.keywords):
             unit.hands_optimizer = True
@@ -443,7 +443,6 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             aliases.setdefault(alias.asname or alias.name, set()).add(full)
 
 
-_BUILTINS = frozenset(dir(__import__("builtins")))
 _UNPICKLING_FUNCTIONS = frozenset(name.rsplit(".", 1)[-1] for name in cat.UNPICKLING_CALLS)
 
 

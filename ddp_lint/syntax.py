@@ -10,6 +10,9 @@ import warnings
 from collections import OrderedDict
 from typing import Dict, Iterable, List, Optional, Tuple
 
+# Names every module sees without binding them (`len`, `print`): a call of one is never a project's.
+BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+
 # The last few texts kept, by identity (the text is kept with its tree, so an id is never reused
 # while its entry lives): a file's stages ask about one text object in turn.
 _TREES: "OrderedDict[int, Tuple[str, ast.Module]]" = OrderedDict()

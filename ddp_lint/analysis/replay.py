@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from .. import catalog as cat
+from ..syntax import BUILTIN_NAMES
 from .context import call_truths, literal_truth, never_runs, parameter_of
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
                      StateMovedEvent, DroppedEvent)
@@ -224,7 +225,7 @@ class SummaryReplay:
             # a name no import binds may come through a star import (`from deep_rl import *`): a free
             # name of this scope, not a builtin (`len(x)`) nor a local's method (`param.numel()`)
             head = dotted.partition(".")[0]
-            starred = self.imports.starred(dotted) if self._is_free(head) and head not in _BUILTINS else ()
+            starred = self.imports.starred(dotted) if self._is_free(head) and head not in BUILTIN_NAMES else ()
             for full in (imported,) if imported is not None else starred:
                 if full not in self.catalog.call_placements and self._qualify(dotted) not in self.catalog.holders:
                     summary = self.project.lookup(full, self.path)
@@ -734,9 +735,6 @@ def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -
     passed = positional[index] if index < len(positional) else next(
         (arg for arg in call.args if arg.keyword is not None and arg.keyword.value == text), None)
     return passed.value if passed is not None else None
-
-
-_BUILTINS = frozenset(dir(__import__("builtins")))
 
 
 def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:

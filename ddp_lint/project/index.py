@@ -27,6 +27,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
 from ..analysis.aliases import alias_in
+from ..syntax import BUILTIN_NAMES
 from .modules import Resolver, package_root
 
 # `from x import a, b` / `from . import c` / `import x.y as z`, enough to see which project modules a
@@ -1010,7 +1011,7 @@ def _read_imports(text: str) -> Dict[str, str]:
     return names
 
 
-_NOT_STARRED = frozenset(dir(__import__("builtins"))) | frozenset(__import__("keyword").kwlist)
+_NOT_STARRED = BUILTIN_NAMES | frozenset(__import__("keyword").kwlist)
 _METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _METHODS: Dict[int, Tuple[str, Dict[str, Tuple[int, int]]]] = {}
 
