@@ -19,6 +19,7 @@ Callables = FrozenSet[Tuple[Optional[str], str]]
 
 
 GLOBAL = "global"
+STAR = "star"  # a `*args` parameter: the positional arguments from its index on
 MODULE_SCOPE = "<module>"  # the scope of a module's own statements
 
 
@@ -26,7 +27,7 @@ MODULE_SCOPE = "<module>"  # the scope of a module's own statements
 class Origin:
     """Where an object id came from, so a helper's events can be replayed at its call sites."""
 
-    kind: str  # "param", "self", "local" or GLOBAL (a name a function reads and never binds)
+    kind: str  # "param", "self", "local", STAR or GLOBAL (a name a function reads and never binds)
     key: str
     index: int = -1
 

@@ -18,7 +18,7 @@ from .events import Handle, HolderEvent, PlacementEvent, ScopeEvents, Site, Stat
 from .names import ImportTable, dotted_name
 from .uses import OptimizerUses, optimizer_uses as find_optimizer_uses
 from .bindings import callables_in
-from .heap import GLOBAL, MODULE_SCOPE, Origin, handle_key
+from .heap import GLOBAL, MODULE_SCOPE, STAR, Origin, handle_key
 from .summary import (BuiltHolder, CallFact, HandedMaker, calls_of, Constructed, HelperSummary, KeptHolder, Part, ReturnedField, ReturnedInstance,
                       SummaryPlacement, UNPICKLED_HANDED)
 from .walker import ScopeWalker
@@ -873,7 +873,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
         if event.rebinds_name:
             continue  # a local name now means a copy: the caller's object is as it was
         origin = walker.origins.get(event.handle.obj)
-        if origin is not None and origin.kind in ("param", "self"):
+        if origin is not None and origin.kind in ("param", "self", STAR):
             summary.placements.append(SummaryPlacement(origin, event.handle.sub, _with_device_origins(event, walker)))
         elif event.handle.obj in globals_read:
             # a name the function never binds is the module's (`model` of a script's `def train():`)

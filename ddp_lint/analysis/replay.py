@@ -14,7 +14,7 @@ from .context import call_truths, literal_truth, never_runs, parameter_of
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
                      StateMovedEvent, DroppedEvent)
 from .names import callee_name, dotted_name, plain_text, target_elements
-from .heap import GLOBAL, MODULE_SCOPE, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
+from .heap import GLOBAL, MODULE_SCOPE, STAR, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
 from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED,
                       NONE_HANDED, UNPICKLED_HANDED)
@@ -244,6 +244,8 @@ class SummaryReplay:
                 # its own by a calling function (even one whose local of that name shadows it)
                 handles = self._resolve_all(origin.key) if self.scope.name == MODULE_SCOPE else (self._global(origin.key),)
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for h in handles)
+            if origin.kind == STAR:  # `to_device(device, policy, critic)` into `*args`: each of them
+                return tuple(Handle(h.obj, h.sub + sub, h.text) for value in positional[origin.index:] for h in value.handles)
             if origin.kind == "param":
                 value = _argument_of(origin, positional, keywords)
                 if value is None:

@@ -26,7 +26,7 @@ from .blocks import suite_body
 from .names import ImportTable, dotted_name, plain_text
 from .uses import OptimizerUses
 from .aliases import Alias
-from .heap import Arm, Binding, Env, ModuleTables, Origin, Value
+from .heap import STAR, Arm, Binding, Env, ModuleTables, Origin, Value
 from .summary import ArgumentState, CallFact, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
@@ -173,6 +173,11 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             self._assign(name, Binding(handle, callables=self._defined_callables(default) if default else frozenset(),
                                        makes=self._eval(param.default).makes if default else None))
             bound.append((param, handle))
+        star = function.params.star_arg
+        if isinstance(star, cst.Param):  # `def to_device(device, *args)`: the arguments from here on
+            handle = Handle(next(self.ids), (), star.name.value)
+            self.origins[handle.obj] = Origin(STAR, star.name.value, len(params))
+            self._assign(star.name.value, Binding(handle))
         pseudo = self._bind_kwargs(function)
         self.declared_modules = _declared_modules(self, bound)
         if arrival is not None:
