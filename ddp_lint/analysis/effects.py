@@ -66,6 +66,10 @@ class EffectWalker:
             self._qualify(dotted) or dotted)
         if not managed:
             self._training_handoff(call, args)
+        elif "." in dotted and not library_call:
+            # the pair handed to the call the catalog names its manager (`accelerator.prepare(model,
+            # optimizer)`) is remapped there, whatever code runs it: the library's own, checked as a project
+            self._emit(ManagedEvent(self._site(call), tuple(h for _, value in args for h in value.holders), dotted))
         attributed = len(self.calls)
         value = self._call_effect(call, dotted, receiver, method, library_call, args)
         if (method in cat.PARAMETER_KEEPING_METHODS and not library_call and len(self.calls) == attributed
