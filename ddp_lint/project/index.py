@@ -125,7 +125,7 @@ class ProjectIndex:
         found = self._resolve(dotted, importer)
         if found is None:
             return None
-        path, inner = self._through_reexports(*self._through_stars(*found))
+        path, inner = self._through_stars(*found)
         if inner.count(".") > 1:
             return None
         if inner and self._definition_halves(path, inner, True, 0) == (False, False) and not self._inherits(path, inner) and not any(
@@ -179,20 +179,6 @@ class ProjectIndex:
             elif built is not None and depth < 2:
                 found |= self._returned_classes(where[0], where[1], depth + 1)
         return found
-
-    def _through_reexports(self, path: str, inner: str) -> Tuple[str, str]:
-        """Where a name a package re-exports by name (`from .accelerator import Accelerator` in its
-        `__init__.py`) is defined: its callers, its summaries and its key are the defining module's."""
-        for _ in range(3):
-            head = inner.partition(".")[0]
-            text = self._text(path)
-            if not head or text is None or _definition_block(text, head) is not None:
-                break
-            where = self._reexported(path, text, head)
-            if where is None:
-                break
-            path, inner = where[0], where[1] + inner[len(head):]
-        return path, inner
 
     def _through_stars(self, path: str, inner: str, depth: int = 0) -> Tuple[str, str]:
         """Where a name a package re-exports with `from .strategy_wrappers import *` is defined: the
@@ -598,7 +584,6 @@ class ProjectIndex:
                 continue
             resolved = self._resolve(name, importer)
             if resolved is not None and resolved[1] and "." not in resolved[1]:
-                resolved = self._through_reexports(*resolved)
                 found.add((local, resolved) if by_local else resolved)
         for local, resolved in self._star_imported(text, importer).items():
             if not classes_only or local[:1].isupper():
