@@ -109,7 +109,7 @@ class EffectWalker:
         # itself: its own method, not torch's or the catalog's (methods resolve by the receiver's class)
         own = method is not None and not library_call and dotted and self._defines_method(receiver, method, dotted)
         result = self._helper_effect(call, dotted, args) if own else None
-        if result is None and qualified:
+        if result is None and qualified and not ((method is None or library_call) and self._keeps_its_module(dotted, qualified, args)):
             result = self._library_effect(call, qualified, args, library_call or method is None)
         if result is None and method is None and dotted and not own:
             result = self._derived_placement(call, dotted, args)
@@ -257,6 +257,27 @@ class EffectWalker:
             return False
         function = self._chain[0] if self._chain and isinstance(self._chain[0], cst.FunctionDef) else None
         return "." in handed or function is None or named_after(function, handed, self._chain[-1])
+
+    def _keeps_its_module(self, dotted: Optional[str], qualified: str, args) -> bool:
+        """A class of the project named like a library holder only by its bare name (`ExponentialMovingAverage`)
+        whose constructor keeps an argument it is handed (`self.module = module`): what its own code does,
+        not the library class's. It reads the module's parameters when it is used, wherever they are then;
+        a vendored copy that snapshots them, or one derived from a library holder, stays the catalog's."""
+        if not dotted or qualified in self.catalog.holders or self.catalog.holder_kind(qualified) is None:
+            return False
+        summary, _ = self._summary_for(dotted, False)
+        if summary is None:
+            return False
+        positional = [value for arg, value in args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+
+        def handed(origin) -> Optional[Value]:
+            return positional[origin.index] if 0 <= origin.index < len(positional) else keywords.get(origin.key)
+
+        kept = (handed(part.origin) for part in summary.attributes.values() if part.origin.kind == "param")
+        if not any(value is not None and value.handle is not None for value in kept):
+            return False
+        return not any(self.catalog.holder_kind(base) for base in self._library_bases(dotted, 0))
 
     def _derived_placement(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         """A class of the project derived from a library wrapper (`class DataParallelModel(DataParallel)`)
