@@ -316,12 +316,9 @@ class _Unit:
             # have held a module (`checkpoint = torch.load(path)` names a new object, no placement)
             if not self.placement and any(q in cat.UNPICKLING_CALLS for q in _qualified(callee, aliases)):
                 self.placement = name is None or self._seen_before(name, where)
-        for callee in self.assigned:
-            if not self.placement:
-                self.placement = any(
-                    (q.startswith("torch.nn.") or callee.startswith("nn.")) and q.rsplit(".", 1)[-1][:1].isupper()
-                    for q in _qualified(callee, aliases)
-                )
+        # `model.fc = nn.Linear(...)`, and any class call bound to an attribute: in place of a module an
+        # optimizer holds, its object is a new module (analysis/bindings.py, `_fresh_object`)
+        self.placement = self.placement or any(callee.rsplit(".", 1)[-1][:1].isupper() for callee in self.assigned)
         for dotted in set(self.arguments):
             if self.holder:
                 break

@@ -297,6 +297,45 @@ class BindingWalker:
         else:
             self._new_module_names.discard(key)
 
+    def _fresh_object(self, call: Optional[cst.BaseExpression], value: Value, replaced: Tuple[Handle, ...]) -> bool:
+        """Types from use: an object bound where a module an optimizer holds was (`agent.q_net = NN(...)` of
+        a library's class, or what a helper returns that called one) is a module there, and a new one when
+        the class call that made it was handed neither that module nor a part of it."""
+        held = {model for binding in self.env.values() for holder in binding.holders for model in holder.models}
+        if not any(_within(model, old) for model in held for old in replaced):
+            return False  # `model.qconfig = QConfig(...)`: no module an optimizer holds was there
+        made = self._made_by_class(call, value)
+        return made is not None and not any(_within(h, old) or _within(old, h) for h in made for old in replaced)
+
+    def _made_by_class(self, node: Optional[cst.BaseExpression], value: Value) -> Optional[FrozenSet[Handle]]:
+        """The objects a class call that made an expression's object was handed, perhaps moved or cast after
+        (`NN(...).to(device)`); or those a helper whose every `return` hands back such an object handed its
+        class call. None when it was not made so. A class is a capitalised name the catalog does not know
+        (no wrap, copy, placement or holder), or a summarised class of the project."""
+        if value.fresh:
+            return value.made_from
+        if not isinstance(node, cst.Call):
+            return None
+        chain = _called_chain(node)
+        for outer in chain[:-1]:  # what is done to the new object on the way: a move or a cast keeps it
+            method = outer.func.attr.value if isinstance(outer.func, cst.Attribute) else ""
+            if method not in cat.METHOD_PLACEMENTS or cat.METHOD_PLACEMENTS[method].kind not in (cat.MOVE, cat.CAST):
+                return None
+        made = chain[-1]
+        callee = dotted_name(made.func)
+        if callee is None or not callee.rsplit(".", 1)[-1][:1].isupper():
+            return None
+        new = value.handle
+        if new is not None and (new.sub or new.obj not in self.scope.built_here or len(chain) > 1):
+            return None  # an object the analysis knows otherwise (a getter's, a wrap's result)
+        qualified = self._qualify(callee)
+        if (value.wrapper or value.managed or value.copy_of is not None or value.unpickled or value.holders
+                or self.catalog.call_placement(qualified) is not None or self.catalog.holder_kind(qualified) is not None
+                or self.catalog.is_managed(qualified)):
+            return None
+        handed = (dotted_name(arg.value) for arg in made.args)
+        return frozenset(h for inner in handed if inner is not None for h in self._resolve_all(inner))
+
     def _makes_new_module(self, node: Optional[cst.BaseExpression], value: Value) -> bool:
         """Whether an expression is a module made here, with parameters of its own: a PyTorch module
         class called (`nn.Sequential(...)`), a name bound to one in this function, or a call of a helper
@@ -332,8 +371,9 @@ class BindingWalker:
             return  # `model.features = DataParallel(model.features)`: the call is the placement, seen already
         if callee is None:
             callee = code_text(value_node.func)  # `nn.Linear(4, 2).to`: named as the code spells it
-        if self._makes_new_module(value_node, value):
-            for handle in self._resolve_all(dotted):
+        replaced = self._resolve_all(dotted)
+        if self._makes_new_module(value_node, value) or self._fresh_object(value_node, value, replaced):
+            for handle in replaced:
                 if handle.sub:
                     label = f"submodule reassignment `{dotted} = {callee}(...)`"
                     self._emit(PlacementEvent(self._site(target), handle, cat.REPLACE, label))
@@ -800,3 +840,17 @@ def _literal_strings(node: cst.BaseExpression) -> FrozenSet[str]:
 def _lambda_parameters(node: cst.Lambda) -> FrozenSet[str]:
     params = node.params
     return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+
+def _called_chain(call: cst.Call) -> List[cst.Call]:
+    """The calls an expression's value comes out of: `NN(...).to(device)` is `NN(...)`, then `.to(device)`."""
+    chain = [call]
+    while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        call = call.func.value
+        chain.append(call)
+    return chain
+
+
+def _within(inner: Handle, outer: Handle) -> bool:
+    """Whether `inner` is `outer` or one of its parts."""
+    return inner.obj == outer.obj and inner.sub[:len(outer.sub)] == outer.sub

@@ -314,6 +314,7 @@ class PathWalker:
                 if not self._silent:
                     self.returns.append(value)
                     self.returned_new.append(self._makes_new_module(small.value, value))
+                    self.returned_fresh.append(self._made_by_class(small.value, value))
                 self._note_handed_back(small.value)
             self._alive = False
         elif isinstance(small, (cst.Import, cst.ImportFrom)):

@@ -107,6 +107,10 @@ class Value(Held):
     items: Tuple["Value", ...] = ()  # iterated, it gives tuples with these fields (`zip(a, b)`)
     # A module the call made, with parameters of its own (what a helper returns that built one)
     new_module: bool = False
+    # An object a class call made from none of the objects it was handed (what a helper returns that
+    # called one): bound where a module an optimizer holds was, a new module (bindings._fresh_object)
+    fresh: bool = False
+    made_from: FrozenSet[Handle] = frozenset()  # the objects that class call was handed
 
 
 EMPTY = Value()

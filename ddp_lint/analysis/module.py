@@ -888,6 +888,8 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
     summary.self_holders.extend(_kept_in_containers(walker))
     summary.returns_value = bool(walker.returns)
     summary.returns_new_module = bool(walker.returned_new) and all(walker.returned_new)
+    if walker.returned_fresh and all(made is not None for made in walker.returned_fresh):
+        summary.returns_fresh = tuple(_caller_parts(walker, frozenset().union(*walker.returned_fresh)))
     summary.fields = _returned_fields(walker)
     summary.returned_instances = _returned_instances(walker)
     summary.returned_placements = _returned_placements(walker)
@@ -1039,7 +1041,10 @@ def _kept_as(walker: ScopeWalker, holder: HolderEvent) -> str:
     """The attribute of the object a holder the function builds is kept in (`self.optimizer`), as the
     summary's `self_holders` name it; "" when it is kept in none."""
     var = walker.scope.name_of(holder)
-    return var if var and var.startswith("self.") and holder.site.via is None else ""
+    # one a method of this object keeps on it (a base's `__init__` run through `super()` or by its name,
+    # `self.setup()`) is this function's too: the object keeps it, whichever of its methods built it
+    kept_by_own_method = holder.var == var and not holder.arrives and var is not None and var.count(".") == 1
+    return var if var and var.startswith("self.") and (holder.site.via is None or kept_by_own_method) else ""
 
 
 def _returned_fields(walker: ScopeWalker) -> tuple:

@@ -121,6 +121,9 @@ class SummaryReplay:
             return self._returned_placed(call, summary, via, self._origin_places(positional, keywords, own))
         if summary.returns_new_module:
             return Value(new_module=True)  # `return nn.Sequential(...)`: a module made by this call
+        if summary.returns_fresh is not None:
+            # `return NN(...)` of a class the analysis has no body of: new, made from what this call hands it
+            return Value(fresh=True, made_from=frozenset(h for origin, sub in summary.returns_fresh for h in actual(origin, sub)))
         return None  # nothing known about the result: the generic rules still apply (an abstract stub)
 
     def _each_class(self, call: cst.Call, dotted: str, args, owner: str, union: Instance) -> Optional[Value]:
@@ -475,7 +478,8 @@ class SummaryReplay:
             if owner != "self":
                 var = f"{owner}.{var[len('self.'):]}"
             if handles:
-                event = HolderEvent(self._site(call, via=via), kind, f"{label} in {via}", handles, var=var,
+                within = label if " in " in label else f"{label} in {via}"  # said once, where it is built
+                event = HolderEvent(self._site(call, via=via), kind, within, handles, var=var,
                                     bucket_view=bucket_view, attribute=var[len(owner) + 1:] if owner != "self" else "")
                 self._emit(event)
                 old = self.env.get(var)

@@ -172,6 +172,11 @@ class HelperSummary:
     # Every `return` hands back a module it made (`return nn.Sequential(...)`): a caller's
     # `agent.net = self.create_network()` puts new parameters where the old ones were.
     returns_new_module: bool = False
+    # Every `return` hands back an object a class call made from none of its arguments (`return
+    # NN(...).to(self.device)` of a library's class): where the caller binds it in place of a module, a
+    # new one (types from use).
+    # Parts: what the class call was handed of the caller's objects; None when a `return` gives another value.
+    returns_fresh: Optional[Tuple[Part, ...]] = None
     param_names: Tuple[str, ...] = ()
     # Parameters declared as modules whatever their names (`encoder: ModelWithoutAttention`, a project
     # class derived from `nn.Module`): asked only of a function that takes an optimizer too.

@@ -87,9 +87,9 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.ids, self.overwrite_flag = ids, overwrite_flag
         self.env: Env = {}
         self.origins: Dict[int, Origin] = {}
-        # each `return`'s value and whether it is a module made here, the names bound to one (see
-        # _makes_new_module), and the functions defined in the walked one (see _note_definition)
-        self.returns, self.returned_new, self._new_module_names, self._local_functions = [], [], set(), {}
+        # each `return`'s value, whether it is a module made here, what a class call made it from (see
+        # _made_by_class), the names bound to a module made here, the functions defined in the walked one
+        self.returns, self.returned_new, self.returned_fresh, self._new_module_names, self._local_functions = [], [], [], set(), {}
         self.state_calls: List[Tuple[str, str, int]] = []
         self.argument_state_calls: List[ArgumentState] = []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
@@ -280,12 +280,14 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
                 continue
             self._running.add(id(handler))
             alive, returns, new, via = self._alive, list(self.returns), list(self.returned_new), self._running_via
+            fresh = list(self.returned_fresh)
             self._running_via = f"{handler.name.value}() run by {owner}.{method}()"
             try:
                 self._walk_block(suite_body(handler.body))
             finally:
                 self._running.discard(id(handler))
                 self._alive, self.returns, self.returned_new, self._running_via = alive, returns, new, via
+                self.returned_fresh = fresh
 
     def _note_definition(self, statement: cst.CSTNode) -> None:
         """A nested function registered as a handler (`@trainer.on(...)`) runs when its object runs; any

@@ -654,7 +654,7 @@ class ProjectIndex:
                 # calling a class runs its `__init__`, not its other methods; one it inherits, or reaches
                 # through `super()`, is its bases'
                 header, block = block, _method_block(block, method or "__init__")
-                if depth < 3 and (not block or "super()." in block):
+                if depth < 3 and (not block or _BASE_CALL.search(block)):
                     inherited = self._inherited_halves(path, text, header, method or "__init__", with_wraps, depth,
                                                        memo, judge)
                     bases = (bases[0] or inherited[0], bases[1] or inherited[1])
@@ -876,6 +876,9 @@ _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
 _PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
 _ATTRIBUTE_CALLS = re.compile(r"\.(?<=\w\.)([A-Za-z_]\w*+)\s*+\(")
 _SUPER_CALL = re.compile(r"super\(\)\.(?<=\bsuper\(\)\.)([A-Za-z_]\w*+)\s*+\(")
+# A method of the bases run on this object: `super().__init__(...)`, `super(Agent, self).reset()`, or the
+# base named (`DQN.__init__(self, config)`, a class by its spelling)
+_BASE_CALL = re.compile(r"\bsuper\([^()]*\)\s*\.|\b[A-Z]\w*\s*\.\s*[A-Za-z_]\w*\s*\(\s*self\b")
 _DEF_NAME = re.compile(r"def[ \t]++([A-Za-z_]\w*)")
 
 
