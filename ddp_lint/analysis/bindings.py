@@ -169,7 +169,7 @@ class BindingWalker:
             # owns that object's order from here (see HelperSummary.handled)
             self._note_handled(self._site(value_node), (Value(handle=old.handle),))
         if old is not None:
-            self._note_replaced_name(old, value, value_node or target)
+            self._note_replaced_name(old, value, value_node or target, key)
             value = _wrapped_back(old, value, value_node, key)
         if old is not None and (value.holders or value.unpickled_from):
             # a new holder, or the one saved with the model (`self.optimizer = checkpoint["optimizer"]`)
@@ -243,9 +243,15 @@ class BindingWalker:
             counts = self._name_counts[id(root)] = names.counts
         return counts[key] == 1
 
-    def _note_replaced_name(self, old: Binding, value: Value, node: cst.CSTNode) -> None:
+    def _note_replaced_name(self, old: Binding, value: Value, node: cst.CSTNode, key: str) -> None:
         """`model = copy.deepcopy(model)`, `model = torch.load(path)`: the name now means another object
-        with parameters of its own (unpickling makes new ones, whatever object was saved)."""
+        with parameters of its own (unpickling makes new ones, whatever object was saved); so does an
+        attribute of the object rebound to a new module (`self.q_net = self.create_NN(...)`), which every
+        method reads there."""
+        if key.startswith("self.") and not old.holders and self._fresh_object(node, value, (old.handle,)):
+            label = f"submodule reassignment `{key} = {dotted_name(node.func) or code_text(node.func)}(...)`"
+            self._emit(PlacementEvent(self._site(node), old.handle, cat.REPLACE, label, rebinds_name=True))
+            return
         if value.copy_of is not None and old.handle.obj == value.copy_of.obj:
             self._emit(PlacementEvent(self._site(node), value.copy_of, cat.REPLACE, value.copy_label,
                                       operation=value.copy_operation, rebinds_name=True))
