@@ -87,8 +87,10 @@ class Site:
         if self.dead.intersection(other.branches) or other.dead.intersection(self.branches):
             return True
         # conditions that cannot hold together: `if args.distributed:` and `if args.fp16 and not
-        # args.distributed:` in one function
-        return self.chain[:1] == other.chain[:1] and _contradict(self.guards + other.guards)
+        # args.distributed:` in one function; and those of the object's own methods it runs on the way
+        # (`if self.is_fsdp_xla_enabled:` in `self._wrap_model()`), which speak of the same object
+        return self.chain[:1] == other.chain[:1] and _contradict(self.guards + other.guards + _own(self.inner)
+                                                                 + _own(other.inner))
 
     def on_every_path(self, first: "Site", last: "Site") -> bool:
         """Whether every path that runs `first` and then `last` also runs this site (which lies between
@@ -98,6 +100,20 @@ class Site:
             (key, arm) in first.branches or (key, arm) in last.branches or (arm == TRY_BODY and key not in handlers)
             for key, arm in self.branches
         )
+
+
+def _own(guards: Tuple[Guard, ...]) -> Tuple[Guard, ...]:
+    """A helper's conditions that speak of the object it runs on: kept only where that object is the
+    caller's own (see `own_conditions`)."""
+    return tuple(Guard(g.test, g.holds, frozenset(f for f in g.facts if f[0].startswith("self."))) for g in guards)
+
+
+def own_conditions(guards: Tuple[Guard, ...], same_object: bool) -> Tuple[Guard, ...]:
+    """A callee's conditions as its caller keeps them: what they say of `self` is what they say of the
+    caller's object only when the callee runs on it (`self._wrap_model()`); else `self` is another."""
+    if same_object:
+        return guards
+    return tuple(Guard(g.test, g.holds, frozenset(f for f in g.facts if not f[0].startswith("self."))) for g in guards)
 
 
 def _contradict(guards: Tuple[Guard, ...]) -> bool:

@@ -12,7 +12,7 @@ from .. import catalog as cat
 from ..syntax import BUILTIN_NAMES
 from .context import call_truths, literal_truth, never_runs, parameter_of
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
-                     StateMovedEvent, DroppedEvent)
+                     StateMovedEvent, DroppedEvent, own_conditions)
 from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import GLOBAL, MODULE_SCOPE, STAR, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
@@ -315,7 +315,7 @@ class SummaryReplay:
             if value is None or never_runs(inner.guards + inner.inner, truths):
                 continue
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + inner.branches,
-                                       inner=inner.guards + inner.inner)
+                                       inner=own_conditions(inner.guards + inner.inner, _on_self(call)))
             self._note_handled(site, (value,))  # for this function's own callers
             held = tuple(holder for holder in value.holders if any(holder is p for p in passed))
             if held:
@@ -380,7 +380,7 @@ class SummaryReplay:
             # The helper's own branches come along: two of its placements on exclusive paths (a wrap in
             # one arm, a cast in another) are never one after the other.
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + event.site.branches,
-                                       inner=event.site.guards + event.site.inner)
+                                       inner=own_conditions(event.site.guards + event.site.inner, _on_self(call)))
             source = event.source or event.site.node
             elsewhere = event.elsewhere or (Elsewhere(summary.locate, source) if summary.locate else None)
             passed = _argument_at_call(call, summary.param_names, event.argument_text)
@@ -763,3 +763,8 @@ def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
         if arg.keyword is not None and arg.keyword.value in takes:
             handed.extend(value.holders)  # `optimizers={"deep": deep_opt, "wide": wide_opt}` too
     return tuple(handed)
+
+
+def _on_self(call: cst.Call) -> bool:
+    """`self.method(...)`: the callee runs on the caller's own object."""
+    return isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
