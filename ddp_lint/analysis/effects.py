@@ -388,6 +388,8 @@ class EffectWalker:
             site = self._site(call)
             for holder in receiver.holders:
                 self._emit(StateEvent(site, holder, method))
+            if handle is not None and handle.text.startswith("self.") and "." not in handle.text[5:] and not self._silent:
+                self.kept_states.append((handle.text, method, next(self.order)))  # see HelperSummary.kept_states
             return EMPTY
         if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
             if not self._silent:

@@ -863,6 +863,7 @@ def _part_of_new(name: str, handle, kept: Dict[int, Tuple[str, ...]]) -> Optiona
 
 def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> HelperSummary:
     summary = HelperSummary(name, param_names=param_names, state_calls=list(walker.state_calls),
+                            kept_states=list(walker.kept_states),
                             argument_state_calls=list(walker.argument_state_calls),
                             regroups=walker.regroups, syncs_self_optimizers=walker.syncs_self_optimizers,
                             handled=list(walker.handled), tests=frozenset(walker.tested) & frozenset(walker.arguments),

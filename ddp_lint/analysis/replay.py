@@ -79,6 +79,9 @@ class SummaryReplay:
         kept: Dict[str, HolderEvent] = {}
         if own or instance is not None:
             kept = self._replay_self_holders(call, summary, actual, via, "self" if own else dotted.rpartition(".")[0])
+            for key, method, _ in summary.kept_states:  # what it did with them before returning
+                if key in kept:
+                    self._emit(StateEvent(self._site(call, via=via), kept[key], method))
         if summary.methods is not None:
             self._note_instance(call, summary, actual, tuple(h for h in passed if any(h is o for o in as_optimizers)))
         if summary.constructed or id(call) in self._built:
@@ -353,6 +356,8 @@ class SummaryReplay:
                 binding = self.env.get(key) if chosen(order) else None
                 for holder in binding.holders if binding is not None else ():
                     self._emit(StateEvent(self._site(call, via=via), holder, method))
+                if binding is not None and binding.holders and not self._silent:
+                    self.kept_states.append((key, method, next(self.order)))  # its callers' holder too
 
     def _replay_argument_states(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
                                 keywords: Dict[str, Value], via: str, chosen) -> None:

@@ -99,7 +99,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if _dead_before(story.holder, event):
+            if _dead_before(story.holder, event) or _finished_before(scope, holder, event):
                 continue  # nothing uses the holder after this placement: it is never stepped again
             if (not _runs_after(holder.site, event.site, scope)
                     and not any(_used_before(s.site, event.site) for s in states)):
@@ -235,6 +235,17 @@ def _back_from_cpu(move: PlacementEvent, earlier: List[PlacementEvent], after: L
     trips = _trips(move, after) if move.kind == cat.MOVE else []
     return bool(trips) and trips[-1].kind == cat.HOME and not _stays_on_cpu(
         trips[-1], earlier + after[:after.index(trips[-1])], own)
+
+
+def _finished_before(scope: ScopeEvents, holder: HolderEvent, event: PlacementEvent) -> bool:
+    """An optimizer that a call built and stepped before returning (`self.train()` building
+    `self.optimizer` and running its loop), on every path to this placement, and that nothing steps
+    after it: done with, whatever the placement does (a `test()` that wraps the model to evaluate)."""
+    if holder.site.via is None:
+        return False
+    steps = [e for e in scope.events if isinstance(e, StateEvent) and e.holder is holder and e.method == cat.STEP]
+    trained = any(s.site.node is holder.site.node and s.site.order > holder.site.order for s in steps)
+    return trained and not any(s.site.order > event.site.order for s in steps)
 
 
 def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optional[Step]:

@@ -183,6 +183,9 @@ class HelperSummary:
     declared_modules: FrozenSet[str] = frozenset()
     # (`self.x`, "step"/"load_state_dict", where in the function's order)
     state_calls: List[Tuple[str, str, int]] = field(default_factory=list)
+    # The same on an optimizer it built and keeps on the object (`self.optimizer = SGD(...)` and then
+    # `self.optimizer.step()` in its loop): replayed on the holder its caller gets (`self_holders`).
+    kept_states: List[Tuple[str, str, int]] = field(default_factory=list)
     # The same on an argument: `load_checkpoint(path, model, optimizer)` loading the optimizer's state.
     argument_state_calls: List[ArgumentState] = field(default_factory=list)
     # A class's constructor, in the order its `__init__` runs them: the holders it builds (on arguments

@@ -27,7 +27,7 @@ from .names import ImportTable, dotted_name, plain_text
 from .uses import OptimizerUses
 from .aliases import Alias
 from .heap import STAR, Arm, Binding, Env, ModuleTables, Origin, Value
-from .summary import ArgumentState, CallFact, Handling, HelperSummary, Instance
+from .summary import CallFact, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
 from .holders import HolderWalker
@@ -90,8 +90,8 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # each `return`'s value, whether it is a module made here, what a class call made it from (see
         # _made_by_class), the names bound to a module made here, the functions defined in the walked one
         self.returns, self.returned_new, self.returned_fresh, self._new_module_names, self._local_functions = [], [], [], set(), {}
-        self.state_calls: List[Tuple[str, str, int]] = []
-        self.argument_state_calls: List[ArgumentState] = []
+        # `step()` / `load_state_dict()` for its callers (see HelperSummary's three lists of them)
+        self.state_calls, self.kept_states, self.argument_state_calls = [], [], []
         # Objects built here from a summarised class: the new object's id -> (its methods, what its
         # attributes hold: `self.model` -> the caller's model, the holders handed to its constructor)
         self._instances: Dict[int, Instance] = {}
