@@ -103,17 +103,21 @@ class Site:
 
 
 def _own(guards: Tuple[Guard, ...]) -> Tuple[Guard, ...]:
-    """A helper's conditions that speak of the object it runs on: kept only where that object is the
-    caller's own (see `own_conditions`)."""
-    return tuple(Guard(g.test, g.holds, frozenset(f for f in g.facts if f[0].startswith("self."))) for g in guards)
+    """A helper's conditions that speak of the object it runs on (kept only where that object is the
+    caller's own: see `own_conditions`)."""
+    return _about_self(guards, True)
 
 
 def own_conditions(guards: Tuple[Guard, ...], same_object: bool) -> Tuple[Guard, ...]:
     """A callee's conditions as its caller keeps them: what they say of `self` is what they say of the
     caller's object only when the callee runs on it (`self._wrap_model()`); else `self` is another."""
-    if same_object:
-        return guards
-    return tuple(Guard(g.test, g.holds, frozenset(f for f in g.facts if not f[0].startswith("self."))) for g in guards)
+    return guards if same_object else _about_self(guards, False)
+
+
+def _about_self(guards: Tuple[Guard, ...], about: bool) -> Tuple[Guard, ...]:
+    """The guards with only the facts that are (`about`) or are not about `self`'s attributes."""
+    return tuple(Guard(g.test, g.holds, frozenset(f for f in g.facts if f[0].startswith("self.") is about))
+                 for g in guards)
 
 
 def _contradict(guards: Tuple[Guard, ...]) -> bool:

@@ -239,8 +239,8 @@ def _back_from_cpu(move: PlacementEvent, earlier: List[PlacementEvent], after: L
 
 def _finished_before(scope: ScopeEvents, holder: HolderEvent, event: PlacementEvent) -> bool:
     """An optimizer that a call built and stepped before returning (`self.train()` building
-    `self.optimizer` and running its loop), on every path to this placement, and that nothing steps
-    after it: done with, whatever the placement does (a `test()` that wraps the model to evaluate)."""
+    `self.optimizer` and running its loop), and that nothing steps after this placement: done with,
+    whatever the placement does (a `test()` that wraps the model to evaluate)."""
     if holder.site.via is None:
         return False
     steps = [e for e in scope.events if isinstance(e, StateEvent) and e.holder is holder and e.method == cat.STEP]

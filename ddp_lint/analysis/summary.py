@@ -172,10 +172,10 @@ class HelperSummary:
     # Every `return` hands back a module it made (`return nn.Sequential(...)`): a caller's
     # `agent.net = self.create_network()` puts new parameters where the old ones were.
     returns_new_module: bool = False
-    # Every `return` hands back an object a class call made from none of its arguments (`return
-    # NN(...).to(self.device)` of a library's class): where the caller binds it in place of a module, a
-    # new one (types from use).
-    # Parts: what the class call was handed of the caller's objects; None when a `return` gives another value.
+    # Every `return` hands back an object a class call made (`return NN(...).to(self.device)` of a library's
+    # class): where the caller binds it in place of a module, a new one unless the call was handed that
+    # module (types from use). The parts of the caller's objects the class call was handed; None when
+    # a `return` gives another value.
     returns_fresh: Optional[Tuple[Part, ...]] = None
     param_names: Tuple[str, ...] = ()
     # Parameters declared as modules whatever their names (`encoder: ModelWithoutAttention`, a project
