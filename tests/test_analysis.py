@@ -30,7 +30,7 @@ HOLDERS = {
     "configure_optimizers on model": "opt = model.configure_optimizers()\n",
     "custom Optimizer class": "opt = MyShinyOptimizer(model.parameters())\n",
     "custom Optim class": "opt = FastOptim(model.parameters())\n",
-    "generic get_optim": "opt = get_optim(model, lr=0.1)\nscaler.step(opt)\n",
+    "generic get_optim": "opt = get_optim(model, lr=0.1)\nscaler.unscale_(opt)\n",
     "same-module helper": "def make(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\nopt = make(model)\n",
     "same-module helper via variable": "def make(m):\n    o = torch.optim.SGD(m.parameters(), lr=0.1)\n    return o\nopt = make(model)\n",
 }
@@ -332,3 +332,9 @@ def test_moving_a_container_module_moves_the_modules_it_was_built_from(container
     source = H + ("from torch import nn\npolicy = Policy()\nq_func = QFunc()\n"
                   "opt = torch.optim.Adam(policy.parameters())\n" f"model = {container}\n" "model.cuda()\n")
     assert codes(source) == ["DDP101"]
+
+
+def test_a_gradient_scaler_steps_the_optimizer_it_is_handed():
+    # `scaler.step(opt)` is a step: the optimizer has state before the move (DDP002, not DDP101)
+    assert codes(H + "opt = torch.optim.Adam(model.parameters())\nscaler.step(opt)\nmodel.cuda()\n") == ["DDP002"]
+    assert codes(H + "opt = torch.optim.Adam(model.parameters())\nscaler.unscale_(opt)\nmodel.cuda()\n") == ["DDP101"]

@@ -366,6 +366,25 @@ class EffectWalker:
             return Value(handle=target.handle, alts=target.alts, wrapper=placement.label if placement.sync_wrapper else "")
         return None
 
+    def _state_effect(self, call: cst.Call, method: str, receiver: Value) -> bool:
+        """`step()` / `load_state_dict()` on an optimizer: on the holders it is, and, for this function's
+        callers, on what it was handed or keeps on the object. Whether it was a holder here."""
+        handle = receiver.handle
+        if handle is not None and not handle.sub and not self._silent:
+            origin = self.origins.get(handle.obj)
+            if origin is not None and origin.kind == "param":
+                self.argument_state_calls.append(ArgumentState(origin, method, next(self.order)))  # for its callers
+        if receiver.holders:
+            site = self._site(call)
+            for holder in receiver.holders:
+                self._emit(StateEvent(site, holder, method))
+            if handle is not None and handle.text.startswith("self.") and "." not in handle.text[5:] and not self._silent:
+                self.kept_states.append((handle.text, method, next(self.order)))  # see HelperSummary.kept_states
+            return True
+        if handle is not None and handle.text.startswith("self.") and not handle.sub and not self._silent:
+            self.state_calls.append((handle.text, method, next(self.order)))  # on `self.optimizer`, for its callers
+        return False
+
     def _method_effect(self, call: cst.Call, method: str, receiver: Value, args) -> Optional[Value]:
         if receiver.state_of:
             return self._state_method(call, method, receiver)
@@ -380,20 +399,13 @@ class EffectWalker:
             event = PlacementEvent(self._site(call), placeholder, kind, label, argument_text=argument, operation=method,
                                    device_of=device)
             return Value(pending=receiver.pending + (event,), device_of=device)
-        if method in cat.STATE_METHODS and handle is not None and not handle.sub and not self._silent:
-            origin = self.origins.get(handle.obj)
-            if origin is not None and origin.kind == "param":
-                self.argument_state_calls.append(ArgumentState(origin, method, next(self.order)))  # for its callers
-        if method in cat.STATE_METHODS and receiver.holders:
-            site = self._site(call)
-            for holder in receiver.holders:
-                self._emit(StateEvent(site, holder, method))
-            if handle is not None and handle.text.startswith("self.") and "." not in handle.text[5:] and not self._silent:
-                self.kept_states.append((handle.text, method, next(self.order)))  # see HelperSummary.kept_states
+        scaled = _scaled_step(call, method, args)
+        if scaled is not None:
+            # `scaler.step(optimizer)`: a gradient scaler steps the optimizer it is handed
+            self._state_effect(call, cat.STEP, scaled)
             return EMPTY
-        if method in cat.STATE_METHODS and handle is not None and handle.text.startswith("self.") and not handle.sub:
-            if not self._silent:
-                self.state_calls.append((handle.text, method, next(self.order)))  # on `self.optimizer`, for its callers
+        if method in cat.STATE_METHODS and self._state_effect(call, method, receiver):
+            return EMPTY
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:
@@ -662,6 +674,17 @@ def _kept_place(receiver: Value, args, method: Optional[str]) -> FrozenSet[int]:
         return receiver.device_of if method not in cat.HOME_METHODS else frozenset()
     known = {value.device_of for arg, value in args if arg.keyword is None and not arg.star and value.device_of}
     return known.pop() if len(known) == 1 else frozenset()
+
+
+def _scaled_step(call: cst.Call, method: str, args) -> Optional[Value]:
+    """The optimizer a gradient scaler's `step` is handed (`scaler.step(optimizer)`), or None."""
+    if method != cat.STEP or not args or args[0][0].keyword is not None or not isinstance(call.func, cst.Attribute):
+        return None
+    receiver = dotted_name(call.func.value) or ""
+    return args[0][1] if _SCALER.search(receiver.rsplit(".", 1)[-1]) else None
+
+
+_SCALER = re.compile(cat.SCALER_RECEIVER)
 
 
 def _names_own_base_method(call: cst.Call, dotted: str) -> bool:

@@ -356,8 +356,10 @@ class SummaryReplay:
                 binding = self.env.get(key) if chosen(order) else None
                 for holder in binding.holders if binding is not None else ():
                     self._emit(StateEvent(self._site(call, via=via), holder, method))
-                if binding is not None and binding.holders and not self._silent:
-                    self.kept_states.append((key, method, next(self.order)))  # its callers' holder too
+                if chosen(order) and not self._silent:
+                    # its callers' too: on the holder this function keeps there, or on what they keep
+                    kept = binding is not None and binding.holders
+                    (self.kept_states if kept else self.state_calls).append((key, method, next(self.order)))
 
     def _replay_argument_states(self, call: cst.Call, summary: HelperSummary, positional: List[Value],
                                 keywords: Dict[str, Value], via: str, chosen) -> None:

@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 from functools import lru_cache
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from .. import catalog as cat
 from ..analysis.aliases import alias_in
@@ -1106,11 +1106,6 @@ def _excerpt(text: str, name: str):
         return bisect.bisect_right(starts, offset)  # 1-based
 
     pieces = []  # (first line, text)
-    for match in _IMPORT_STATEMENT.finditer(text):
-        statement = match.group(1)
-        if match.group(0)[:1] in " \t" and not _parses(statement):
-            continue  # an indented line of a docstring's prose ("    import the data...")
-        pieces.append((line_of(match.start()), statement + "\n"))
     todo, seen = [name], set()
     while todo and len(seen) < 12:
         current = todo.pop()
@@ -1132,7 +1127,12 @@ def _excerpt(text: str, name: str):
         for called in named:
             if called not in seen:
                 todo.append(called)
-    # Without the definition, the imports alone: `get` may follow a re-export.
+    # The import statements that bind a name the definitions read (a module of thousands of lines
+    # imports hundreds of names, and each excerpt is parsed on its own); without the definition, those
+    # of the name alone: `get` may follow a re-export.
+    used = set(_WORD.findall("".join(piece for _, piece in pieces))) | {name}
+    pieces += [(first, statement) for first, statement, bound in _import_pieces(text, line_of)
+               if bound is None or not bound.isdisjoint(used)]
     pieces.sort()
     source, line_map = [], {}
     for first, piece in pieces:
@@ -1146,6 +1146,29 @@ def _excerpt(text: str, name: str):
 # not leave the excerpt's calls unqualified; each is taken to the margin.
 _IMPORT_STATEMENT = re.compile(r"^[ \t]*((?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|" + _REST_OF_LINE
                                + r")|import[ \t]+" + _REST_OF_LINE + r"))\n?", re.MULTILINE)
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_IMPORT_PIECES: Dict[int, Tuple[str, list]] = {}
+
+
+def _import_pieces(text: str, line_of) -> List[Tuple[int, str, Optional[FrozenSet[str]]]]:
+    """(first line, statement, the names it binds; None for a star or `__future__` import) of every
+    import statement of a text at any depth, read once per text."""
+    cached = _IMPORT_PIECES.get(id(text))
+    if cached is None or cached[0] is not text:
+        found = []
+        for match in _IMPORT_STATEMENT.finditer(text):
+            statement = match.group(1)
+            if match.group(0)[:1] in " \t" and not _parses(statement):
+                continue  # an indented line of a docstring's prose ("    import the data...")
+            starred = "*" in statement or statement.startswith("from __future__")
+            found.append((line_of(match.start()), statement + "\n",
+                          None if starred else frozenset(_read_imports(statement))))
+        if len(_IMPORT_PIECES) > 256:
+            _IMPORT_PIECES.clear()
+        cached = _IMPORT_PIECES[id(text)] = (text, found)
+    return cached[1]
 
 
 def _parses(statement: str) -> bool:
