@@ -370,7 +370,14 @@ class BindingWalker:
     def _assign_attribute(self, target: cst.BaseExpression, value_node: Optional[cst.BaseExpression],
                           value: Value) -> None:
         dotted = dotted_name(target)
-        if dotted is None or not isinstance(value_node, cst.Call):
+        if dotted is None:
+            return
+        parts = {handle_key(h) for h in self._resolve_all(dotted) if h.sub}
+        if _is_data(value_node, value):
+            self._data.update(parts)  # `model.class_weights = weights.to(device) * nc`: data, no submodule
+            return
+        self._data.difference_update(parts)
+        if not isinstance(value_node, cst.Call):
             return
         callee = dotted_name(value_node.func)
         if callee is not None and self.catalog.call_placement(self.imports.qualify(callee)) is not None:

@@ -22,7 +22,7 @@ from .events import (
     StateMovedEvent,
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
-from .heap import Value, EMPTY, element_of
+from .heap import Value, EMPTY, element_of, handle_key
 from .summary import LIBRARY_MODULE, ArgumentState, CallFact
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
@@ -442,6 +442,8 @@ class EffectWalker:
                 self._emit(PlacementEvent(site, each, cat.REPLACE, replacing[1]))
             return EMPTY
         node = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if handle_key(handle) in self._data and (method in cat.METHOD_PLACEMENTS or method in cat.HOME_METHODS):
+            return EMPTY  # an attribute bound to data (`model.class_weights.cpu()`): a new tensor, nothing moved
         if (isinstance(node, cst.Attribute) and node.attr.value in cat.TENSOR_ATTRIBUTES
                 and (method in cat.TENSOR_COPY_METHODS or method in cat.HOME_METHODS)):
             # `self.mapping.weight.data.cpu().numpy()`: what only a tensor has is a tensor, and its move

@@ -114,7 +114,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # whether every caller placed the model before handing it over.
         self.calls: List[CallFact] = []
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
-        # ids: from literals (never modules), tensors trained alone (`.to()` copies them), moved here, made by a class call
+        # ids (and attributes, by handle key) from literals, never modules; tensors trained alone; moved here; made by a class call
         self._data, self._leaves, self._moved, self._class_built = set(), set(), set(), set()
         self._earlier_places: set = set()  # device values read before a move of their object (see _forget_place)
         self._chain: Tuple[cst.CSTNode, ...] = ()
