@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from . import catalog as cat
-from .syntax import BUILTIN_NAMES, python_tree, walk as _walk
+from .syntax import BUILTIN_NAMES, STANDARD_LIBRARY, python_tree, walk as _walk
 
 
 @lru_cache(maxsize=16)
@@ -318,7 +318,7 @@ class _Unit:
                 self.placement = name is None or self._seen_before(name, where)
         # `model.fc = nn.Linear(...)`, and any class call bound to an attribute: in place of a module an
         # optimizer holds, its object is a new module (analysis/bindings.py, `_fresh_object`)
-        self.placement = self.placement or any(callee.rsplit(".", 1)[-1][:1].isupper() for callee in self.assigned)
+        self.placement = self.placement or any(_may_make_a_module(callee, catalog, aliases) for callee in self.assigned)
         for dotted in set(self.arguments):
             if self.holder:
                 break
@@ -441,6 +441,15 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
 
 
 _UNPICKLING_FUNCTIONS = frozenset(name.rsplit(".", 1)[-1] for name in cat.UNPICKLING_CALLS)
+
+
+def _may_make_a_module(callee: str, catalog: cat.Catalog, aliases: Dict[str, Set[str]]) -> bool:
+    """A class call bound to an attribute whose object may be a module (analysis/bindings.py,
+    `_made_by_class`): a capitalised name that is neither a holder of the catalog nor a class of the
+    standard library (`cfg.model = Namespace(**vars(args))`), as one of its spellings may mean."""
+    spellings = list(_qualified(callee, aliases))[1:] or [callee]  # as its imports make it, else as written
+    return callee.rsplit(".", 1)[-1][:1].isupper() and any(
+        catalog.holder_kind(q) is None and q.split(".", 1)[0] not in STANDARD_LIBRARY for q in spellings)
 
 
 def _note_unpickled(unit: _Unit, value: ast.Call, targets, attribute: bool = False) -> None:

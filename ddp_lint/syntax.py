@@ -12,6 +12,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 # Names every module sees without binding them (`len`, `print`): a call of one is never a project's.
 BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+# The standard library's top-level modules: none of their classes is a PyTorch module (`argparse.Namespace`).
+STANDARD_LIBRARY = frozenset(getattr(__import__("sys"), "stdlib_module_names", ()))
 
 # The last few texts kept, by identity (the text is kept with its tree, so an id is never reused
 # while its entry lives): a file's stages ask about one text object in turn.

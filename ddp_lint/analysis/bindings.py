@@ -9,6 +9,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from .. import catalog as cat
+from ..syntax import STANDARD_LIBRARY
 from .kwargs import key_of
 from .events import DiscardedWrapperEvent, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, RefusalEvent, RegroupEvent
 from .blocks import expression_children
@@ -337,7 +338,7 @@ class BindingWalker:
         qualified = self._qualify(callee)
         if (value.wrapper or value.managed or value.copy_of is not None or value.unpickled or value.holders
                 or self.catalog.call_placement(qualified) is not None or self.catalog.holder_kind(qualified) is not None
-                or self.catalog.is_managed(qualified)):
+                or self.catalog.is_managed(qualified) or qualified.split(".", 1)[0] in STANDARD_LIBRARY):
             return None
         handed = (dotted_name(arg.value) for arg in made.args)
         return frozenset(h for inner in handed if inner is not None for h in self._resolve_all(inner))
