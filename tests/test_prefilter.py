@@ -174,3 +174,17 @@ def test_tree_stage_does_not_take_the_optimizer_module_read_as_a_value_for_a_cla
               "    model.cuda()\n    return optim.lr_scheduler, opt_state\n")
     assert not lint_source(source, settings=ALL, prefilter=False)
     assert stage_decisions(source)["tree"] is False
+
+
+@pytest.mark.parametrize("assignment, passes", [
+    ("agent.q = NN(input_dim=4)\n", True),  # a library's class: in place of a held module, a new one
+    ("agent.q = QNet(4, 2)\n", True),
+    ("cfg.model = Namespace(**vars(args))\n", False),  # the standard library's: never a module
+    ("agent.q = argparse.Namespace(lr=0.1)\n", False),
+    ("agent.opt = torch.optim.SGD(agent.q.parameters(), lr=0.1)\n", False),  # a holder, no placement
+])
+def test_tree_stage_counts_a_class_call_bound_to_an_attribute_that_may_make_a_module(assignment, passes):
+    source = ("import argparse\nimport torch\nfrom argparse import Namespace\nfrom nn_builder.pytorch.NN import NN\n\n\n"
+              "def rebuild(agent, cfg, args):\n    opt = torch.optim.Adam(agent.q.parameters())\n"
+              + textwrap.indent(assignment, "    ") + "    return opt\n")
+    assert tree_could_match(ast.parse(source)) is passes
