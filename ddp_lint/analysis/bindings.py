@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -308,8 +308,7 @@ class BindingWalker:
         """Types from use: an object bound where a module an optimizer holds was (`agent.q_net = NN(...)` of
         a library's class, or what a helper returns that called one) is a module there, and a new one when
         the class call that made it was handed neither that module nor a part of it."""
-        held = {model for binding in self.env.values() for holder in binding.holders for model in holder.models}
-        if not any(_within(model, old) for model in held for old in replaced):
+        if not any(_within(model, old) for model in self._held_models() for old in replaced):
             return False  # `model.qconfig = QConfig(...)`: no module an optimizer holds was there
         made = self._made_by_class(call, value)
         return made is not None and not any(_within(h, old) or _within(old, h) for h in made for old in replaced)
@@ -733,6 +732,14 @@ class BindingWalker:
                 if snapshot is not None and obj in binding.device_of:
                     place = (binding.device_of - {obj}) | {snapshot}
                 self._assign(key, dataclasses.replace(binding, device_of=place))
+
+    def _held_models(self) -> Iterator[Handle]:
+        """What the optimizers this scope's names refer to hold: modules, by use."""
+        return (model for binding in self.env.values() for holder in binding.holders for model in holder.models)
+
+    def free_objects(self) -> Dict[str, Handle]:
+        """The object each name the walk read and never bound stands for (see `_binding`)."""
+        return self._free
 
     def _held_holders(self) -> Tuple[HolderEvent, ...]:
         """Every holder a name of this scope refers to, and every optimizer handed to it, once each."""

@@ -23,7 +23,7 @@ from .events import (
 )
 from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of, handle_key
-from .summary import LIBRARY_MODULE, ArgumentState, CallFact
+from .summary import LIBRARY_MODULE, ArgumentState, CallFact, argument_of, split_arguments
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 from .liveness import named_after
@@ -230,8 +230,7 @@ class EffectWalker:
         handle = receiver.handle
         if handle is None:
             return False
-        return any(held.obj == handle.obj and held.sub == handle.sub
-                   for binding in self.env.values() for holder in binding.holders for held in holder.models)
+        return any(held.obj == handle.obj and held.sub == handle.sub for held in self._held_models())
 
     def _training_handoff(self, call: cst.Call, args) -> None:
         """`train(model, optimizer)`: a call handed a bare module together with an optimizer trains
@@ -268,13 +267,9 @@ class EffectWalker:
         summary, _ = self._summary_for(dotted, False)
         if summary is None:
             return False
-        positional = [value for arg, value in args if arg.keyword is None and not arg.star]
-        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
-
-        def handed(origin) -> Optional[Value]:
-            return positional[origin.index] if 0 <= origin.index < len(positional) else keywords.get(origin.key)
-
-        kept = (handed(part.origin) for part in summary.attributes.values() if part.origin.kind == "param")
+        positional, keywords = split_arguments(args)
+        kept = (argument_of(part.origin, positional, keywords) for part in summary.attributes.values()
+                if part.origin.kind == "param")
         if not any(value is not None and value.handle is not None for value in kept):
             return False
         return not any(self.catalog.holder_kind(base) for base in self._library_bases(dotted, 0))

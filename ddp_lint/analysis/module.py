@@ -928,7 +928,7 @@ def _summarize(name: str, walker: ScopeWalker, param_names: Tuple[str, ...]) -> 
 def _globals_read(walker: ScopeWalker) -> Dict[int, Origin]:
     """The objects of the names a function reads and never binds (not `self`'s): the module's globals
     as its callers see them, by the object the walk gave each."""
-    return {handle.obj: Origin(GLOBAL, key) for key, handle in walker._free.items()
+    return {handle.obj: Origin(GLOBAL, key) for key, handle in walker.free_objects().items()
             if key != "self" and not key.startswith("self.") and "." not in key}
 
 

@@ -17,7 +17,7 @@ from .names import callee_name, dotted_name, plain_text, target_elements
 from .heap import GLOBAL, MODULE_SCOPE, STAR, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
 from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED,
-                      NONE_HANDED, UNPICKLED_HANDED)
+                      NONE_HANDED, UNPICKLED_HANDED, argument_of, split_arguments)
 
 
 class SummaryReplay:
@@ -45,8 +45,7 @@ class SummaryReplay:
         if summary.keywords is not None:
             self._drop_unread_keywords(call, summary, args)
         own = dotted.startswith("self.") and instance is None  # a method of this very object
-        positional = [value for arg, value in args if arg.keyword is None and arg.star == ""]
-        keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+        positional, keywords = split_arguments(args)
         actual = self._actuals(positional, keywords, own, instance,
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if inherited and dotted == "self.__init__":
@@ -253,7 +252,7 @@ class SummaryReplay:
             if origin.kind == STAR:  # `to_device(device, policy, critic)` into `*args`: each of them
                 return tuple(Handle(h.obj, h.sub + sub, h.text) for value in positional[origin.index:] for h in value.handles)
             if origin.kind == "param":
-                value = _argument_of(origin, positional, keywords)
+                value = argument_of(origin, positional, keywords)
                 if value is None:
                     return ()
                 # a container handed in (`MultiHead([cls_head, box_head])`): what the callee does to
@@ -314,7 +313,7 @@ class SummaryReplay:
         for this function's callers, and as the end of the order of the optimizers this call rebinds."""
         positional, keywords, truths = at_call
         for origin, inner in summary.handled:
-            value = _argument_of(origin, positional, keywords)
+            value = argument_of(origin, positional, keywords)
             if value is None or never_runs(inner.guards + inner.inner, truths):
                 continue
             site = dataclasses.replace(self._site(call, via=via), branches=self._branches + inner.branches,
@@ -366,7 +365,7 @@ class SummaryReplay:
         for origin, method, order in summary.argument_state_calls:
             if not chosen(order):
                 continue
-            value = _argument_of(origin, positional, keywords)
+            value = argument_of(origin, positional, keywords)
             for holder in value.holders if value is not None else ():
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
@@ -434,7 +433,7 @@ class SummaryReplay:
         """`optimizer_to(optimizer, device)`: the state of the optimizers handed in follows the model."""
         for origin in summary.moves_state:
             if origin.kind == "param":
-                value = _argument_of(origin, positional, keywords)
+                value = argument_of(origin, positional, keywords)
             else:
                 binding = self.env.get(origin.key) if own else None
                 value = value_of(binding, (binding.handle,)) if binding is not None else None
@@ -450,7 +449,7 @@ class SummaryReplay:
             found: set = set()
             for origin in origins:
                 if origin.kind == "param":
-                    value = _argument_of(origin, positional, keywords)
+                    value = argument_of(origin, positional, keywords)
                     place = self._device_value(value) if value is not None else frozenset()
                 elif origin.kind == "self" and own:
                     binding = self.env.get(origin.key)
@@ -733,11 +732,6 @@ def _handed_at(summary: HelperSummary, index: Optional[int], positional: List[Va
     return keywords.get(summary.param_names[index]) if index < len(summary.param_names) else None
 
 
-def _argument_of(origin: Origin, positional: List[Value], keywords: Dict[str, Value]) -> Optional[Value]:
-    """What a call hands the parameter an origin names: by position, else by keyword."""
-    return positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
-
-
 def _argument_at_call(call: cst.Call, param_names: Tuple[str, ...], text: str) -> Optional[cst.BaseExpression]:
     """A helper's `module.to(device)` moves where its caller says: the caller's argument for that
     parameter (`to_device(model, "cpu")`), so that two calls of one helper are told apart."""
@@ -762,7 +756,7 @@ def _handed_optimizers(args, summary: HelperSummary) -> Tuple[HolderEvent, ...]:
     if not takes or not (pairs_with_a_module(param_names + summary.kwargs_keys) or summary.declared_modules):
         return ()  # (a callee that takes no module it could pair the optimizer with cannot report the pair)
     handed: List[HolderEvent] = []
-    positional = [value for arg, value in args if arg.keyword is None and not arg.star]
+    positional, _ = split_arguments(args)
     for index, value in enumerate(positional[: len(param_names)]):
         if param_names[index] in takes:
             handed.extend(value.holders)

@@ -7,7 +7,7 @@ from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 import libcst as cst
 
 from .events import Handle, HolderEvent, PlacementEvent, Site
-from .heap import Origin
+from .heap import Origin, Value
 
 NONE_HANDED = "none"  # a call hands the parameter no optimizer (see ScopeWalker._handed)
 MANAGED_HANDED = "managed"  # it hands what a managed call returned: the library owns that pair's order
@@ -240,3 +240,16 @@ class HelperSummary:
         """What a getter or property returns of its object: the attribute (`return self.model`), or each
         of a list of them (`return [self.policy, self.qf]`)."""
         return (self.returns_self,) if self.returns_self is not None else self.returns_self_members
+
+
+def split_arguments(args) -> Tuple[List[Value], Dict[str, Value]]:
+    """A call's (argument node, value) pairs as what it passes by position and by keyword (a `*`/`**`
+    spread is neither)."""
+    positional = [value for arg, value in args if arg.keyword is None and not arg.star]
+    keywords = {arg.keyword.value: value for arg, value in args if arg.keyword is not None}
+    return positional, keywords
+
+
+def argument_of(origin: Origin, positional: List[Value], keywords: Dict[str, Value]) -> Optional[Value]:
+    """What a call hands the parameter an origin names: by position, else by keyword."""
+    return positional[origin.index] if origin.index < len(positional) else keywords.get(origin.key)
