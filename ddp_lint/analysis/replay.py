@@ -49,7 +49,7 @@ class SummaryReplay:
         actual = self._actuals(positional, keywords, own, instance,
                                self._resolve_all(dotted.rpartition(".")[0]) if instance is not None else ())
         if inherited and dotted == "self.__init__":
-            self._keep_base_attributes(summary, actual)
+            self._keep_base_attributes(summary, actual, positional, keywords)
         key = self._caller_of(summary, dotted, own, instance, inherited)
         if key is not None:
             self.calls.append(CallFact(key, self._placed_before(summary, actual),
@@ -182,15 +182,20 @@ class SummaryReplay:
             special = dataclasses.replace(special, locate=special.locate or summary.locate, key=special.key or summary.key)
         return special
 
-    def _keep_base_attributes(self, summary: HelperSummary, actual) -> None:
+    def _keep_base_attributes(self, summary: HelperSummary, actual, positional: List[Value],
+                              keywords: Dict[str, Value]) -> None:
         """`super().__init__(model)`: what the base's constructor kept is the object's (`base_kept`);
         in the class's own scope, `self.model` is bound to it for a base of this file (for a base of
-        another module it is not: widedeep's fine-tuning wrappers of submodules became false DDP201)."""
+        another module it is not: widedeep's fine-tuning wrappers of submodules became false DDP201).
+        An optimizer handed on whole (`super().__init__(model, optimizer)`) is the attribute's too: the
+        steps the inherited methods take on `self.optimizer` are that optimizer's."""
         for key, (origin, sub) in summary.attributes.items():
             handles = self.base_kept.setdefault(key, actual(origin, sub))
             if self.binds_base_kept and handles and key not in self.env and summary.locate is None:
                 attribute = cst.Attribute(cst.Name("self"), cst.Name(key.partition(".")[2]))
-                self._bind_target(attribute, Value(handle=handles[0], alts=frozenset(handles[1:])))
+                whole = argument_of(origin, positional, keywords) if origin.kind == "param" and not sub else None
+                self._bind_target(attribute, Value(handle=handles[0], alts=frozenset(handles[1:]),
+                                                   holders=whole.holders if whole is not None else ()))
 
     def _summary_for(self, dotted: str, inherited: bool) -> Tuple[Optional[HelperSummary], Optional[Instance]]:
         """The summary a call resolves to (a helper of this file, a method of this class or of its bases,

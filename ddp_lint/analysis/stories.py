@@ -99,8 +99,9 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                 continue
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
-            if _dead_before(story.holder, event) or _finished_before(scope, holder, event):
-                continue  # nothing uses the holder after this placement: it is never stepped again
+            if (_dead_before(story.holder, event) or _finished_before(scope, holder, event)
+                    or _repointed_before_its_steps(scope, holder, event)):
+                continue  # nothing uses the holder after this placement as it stands: never stepped again
             if (not _runs_after(holder.site, event.site, scope)
                     and not any(_used_before(s.site, event.site) for s in states)):
                 continue  # two methods of a class: which runs first is unknown (unless it is `__init__`)
@@ -246,6 +247,30 @@ def _finished_before(scope: ScopeEvents, holder: HolderEvent, event: PlacementEv
     steps = [e for e in scope.events if isinstance(e, StateEvent) and e.holder is holder and e.method == cat.STEP]
     trained = any(s.site.node is holder.site.node and s.site.order > holder.site.order for s in steps)
     return trained and not any(s.site.order > event.site.order for s in steps)
+
+
+def _repointed_before_its_steps(scope: ScopeEvents, holder: HolderEvent, event: PlacementEvent) -> bool:
+    """A class whose every use of the optimizer comes after it re-points the optimizer at the model's
+    parameters as they are then (`reset_optimizer(self.optimizer, self.model)` before the training
+    loop): a placement in a method that does not use it afterwards (`eval()` moving the model) leaves
+    nothing stale, whatever method runs next. A use inside a method the class calls itself is judged
+    where it is called (its replay there); the placement's own method must re-point after it."""
+    if scope.class_name is None or event.site.function is None:
+        return False
+    callees = {callee for _, callee in scope.self_calls}
+    # the optimizer, and those that replace it under its name (`self.optimizer = Adam(...)` in `train()`)
+    family = [holder] + [e.new for e in scope.events if isinstance(e, RebindEvent) and e.old is holder and e.new]
+    repoints = [e.site for e in scope.events if (isinstance(e, (RegroupEvent, ManagedEvent)) and any(
+        held is h for held in e.holders for h in family)) or (isinstance(e, RebindEvent) and e.old is holder)]
+    uses = [e.site for e in scope.events if isinstance(e, StateEvent) and any(e.holder is h for h in family)
+            and not (e.site.function is not None and e.site.function.name.value in callees)]
+
+    def repointed(use: Site) -> bool:
+        after = use.function is event.site.function and use.order > event.site.order
+        return any(r.function is use.function and r.order < use.order and _encloses(r, use)
+                   and (not after or r.order > event.site.order) for r in repoints)
+
+    return bool(uses) and all(use.exclusive_with(event.site) or repointed(use) for use in uses)
 
 
 def _stepped_again(scope: ScopeEvents, holder: HolderEvent, step: Step) -> Optional[Step]:
