@@ -673,6 +673,15 @@ PARAMETER_METHODS: FrozenSet[str] = frozenset({"parameters", "named_parameters"}
 PARAMS_KEYWORD = "params"
 
 
+# `actor_opt`, `opts`: an optimizer's short name, which names options too (`opt = parser.parse_args()`):
+# evidence only beside parameters handed to the call that makes it (see `hands_parameters`).
+_OPTIMIZER_ABBREVIATION = re.compile(r"(?i)(?:^|_)opts?$")
+
+
+def abbreviates_optimizer(name: str) -> bool:
+    return _OPTIMIZER_ABBREVIATION.search(name) is not None
+
+
 def hands_parameters(method: Optional[str], name: Optional[str]) -> bool:
     """What a call handed first must look like for its result to be an optimizer by use alone (a call
     that names nothing we know, see the walker's `_built_by_use`): `x.parameters()` (`method`), or a

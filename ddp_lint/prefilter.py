@@ -75,6 +75,7 @@ def _has_holder(text: str, catalog: cat.Catalog, with_wraps: bool) -> bool:
             (("ptim" in text or "PTIM" in text or "ptim" in text.lower()) and holder.search(text))
             or holder_or_wrapper_word.search(text)
             or _used_as_optimizer(text)
+            or ("param" in text and _SHORT_NAME_HANDED_PARAMETERS.search(text) is not None)
         )
 
     return _remembered(text, ("holder", id(catalog), with_wraps), ask)
@@ -128,6 +129,9 @@ def _used_as_optimizer(text: str) -> bool:
 
 
 _SCALER = re.compile(cat.SCALER_RECEIVER)
+# `self.actor_opt = actor_opt_fn(self.actor_params)`: an optimizer's short name bound to a call handed
+# parameters first (the tree stage asks it of the syntax, walker._built_by_use of the values)
+_SHORT_NAME_HANDED_PARAMETERS = re.compile(r"(?<![A-Za-z0-9])opts?[ \t]*=[ \t]*[\w.]+\([ \t]*[\w.]*param")
 # `.step(x`: a call of a `step` method with an argument (a scaler's `step(optimizer)`); literal first,
 # so the scan skips to each `.step` (the receiver's name is read back from there)
 _STEP_WITH_ARGUMENT = re.compile(r"\.[ \t]*step[ \t]*\([ \t]*[A-Za-z_]")
@@ -424,6 +428,9 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
                 unit.assigned.append(callee)
         if type(value) is ast.Call:
             _note_unpickled(unit, value, targets)
+            if not unit.holder and value.args and _hands_parameters(value.args[0]) and any(
+                    cat.abbreviates_optimizer((_dotted(t) or "").rsplit(".", 1)[-1]) for t in targets):
+                unit.holder = True  # `self.actor_opt = actor_opt_fn(self.actor_params)` (walker._built_by_use)
         elif type(value) is ast.Subscript:
             unit.takes_entry = True
     elif kind is ast.Import:
@@ -468,6 +475,8 @@ _OPTIMIZER_KEYWORD = re.compile(cat.OPTIMIZER_KEYWORD)
 
 
 def _hands_parameters(arg: ast.AST) -> bool:
+    if type(arg) is ast.BinOp and type(arg.op) is ast.Add:  # `self.actor_params + self.phi_params`
+        return _hands_parameters(arg.left) and _hands_parameters(arg.right)
     if type(arg) is ast.Call:
         return type(arg.func) is ast.Attribute and cat.hands_parameters(arg.func.attr, None)
     return cat.hands_parameters(None, _dotted(arg))

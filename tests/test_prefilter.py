@@ -188,3 +188,21 @@ def test_tree_stage_counts_a_class_call_bound_to_an_attribute_that_may_make_a_mo
               "def rebuild(agent, cfg, args):\n    opt = torch.optim.Adam(agent.q.parameters())\n"
               + textwrap.indent(assignment, "    ") + "    return opt\n")
     assert tree_could_match(ast.parse(source)) is passes
+
+
+@pytest.mark.parametrize("line, holder", [
+    ("self.actor_opt = actor_opt_fn(self.actor_params + self.body_params)\n", True),  # handed parameters
+    ("self.opt = make(self.body.parameters())\n", True),
+    ("self.opt = read_options(self.config_path)\n", False),  # handed no parameters: options
+    ("self.adopt = adopt_fn(self.actor_params)\n", False),  # `opt` inside a word is no short name
+    ("self.actor_init = init_fn(self.actor_params)\n", False),  # parameters, but kept as no optimizer
+])
+def test_every_stage_asks_for_an_optimizer_short_name_bound_to_a_call_handed_parameters(line, holder):
+    source = ("import torch\nfrom torch import nn\n\n\nclass Heads(nn.Module):\n"
+              "    def __init__(self, actor_opt_fn, device):\n        super().__init__()\n"
+              "        self.body = nn.Linear(4, 2)\n        self.actor_params = list(self.body.parameters())\n"
+              "        self.body_params = self.actor_params\n" + textwrap.indent(line, " " * 8)
+              + "        self.to(device)\n")
+    found = bool(lint_source(source, settings=ALL, prefilter=False))
+    assert found is holder
+    assert all(stage_decisions(source).values()) is holder

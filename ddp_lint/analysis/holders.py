@@ -206,22 +206,22 @@ class HolderWalker:
         first, value = args[0]
         if first.keyword is not None or first.star or not value.params or value.holders:
             return None
-        handed = first.value
-        method = handed.func.attr.value if isinstance(handed, cst.Call) and isinstance(handed.func, cst.Attribute) else None
-        if not cat.hands_parameters(method, None if method else dotted_name(handed)):
+        if not _names_parameters(first.value):
             return None
-        if not self._used_as_optimizer(call, only_optimizers=True):
+        if not self._used_as_optimizer(call, only_optimizers=True, handed_parameters=True):
             return None
         return self._holder(call, cat.FACTORY, f"{_callee_label(call.func)}()", args)
 
-    def _used_as_optimizer(self, call: cst.Call, only_optimizers: bool = False) -> bool:
+    def _used_as_optimizer(self, call: cst.Call, only_optimizers: bool = False, handed_parameters: bool = False) -> bool:
         """Types from use: a call known by its name alone, handed no parameters, builds an optimizer
         only when what it returns is used as one in this file (stepped, scheduled, handed on as
         `optimizer=`; analysis/uses.py), or is returned for the callers to use, or is kept in an
         attribute named for optimizers (`self.optimizers, ... = self.init_optimizers(model)`): an
         attribute's uses may lie in other files, a local name's all lie here. `only_optimizers` asks
         for uses that only an optimizer has, or a hand-over as `optimizer=` (a `step()` alone is a
-        scheduler's or a clipper's too), and never counts a return."""
+        scheduler's or a clipper's too), and never counts a return. A call `handed_parameters` whose
+        result is bound to an optimizer's short name (`self.actor_opt = actor_opt_fn(self.actor_params)`:
+        `opt` alone also names options) is one by the two together."""
         if self.optimizer_uses is None:
             return True
         small = self._current_node
@@ -240,6 +240,8 @@ class HolderWalker:
         used = uses.alone | uses.handed if only_optimizers else uses.names
         for key in filter(None, map(dotted_name, named)):
             if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
+                return True
+            if handed_parameters and cat.abbreviates_optimizer(use_key(key)):
                 return True
         return _handed_as_optimizer(call, small)
 
@@ -334,6 +336,16 @@ def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], F
 
     function.body.visit(_Names())
     return frozenset(called), frozenset(kept)
+
+
+def _names_parameters(node: cst.BaseExpression) -> bool:
+    """`x.parameters()`, a name for parameters (`params`), or their concatenation (`self.actor_params +
+    self.phi_params`): what a call handed first must look like for its result to be an optimizer by use
+    (`catalog.hands_parameters`; the prefilter asks the same of the syntax)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _names_parameters(node.left) and _names_parameters(node.right)
+    method = node.func.attr.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else None
+    return cat.hands_parameters(method, None if method else dotted_name(node))
 
 
 def _is_part(call: cst.Call, node: Optional[cst.BaseExpression]) -> bool:
