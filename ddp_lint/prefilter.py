@@ -276,7 +276,8 @@ class _Unit:
     """What one analysis unit contains, gathered in one pass and decided once imports are known."""
 
     __slots__ = ("placement", "holder", "called", "assigned", "names", "arguments", "named", "uses_param_groups",
-                 "handed_parameters", "hands_optimizer", "unpickled", "root", "stop", "unpickles", "takes_entry")
+                 "handed_parameters", "hands_optimizer", "unpickled", "root", "stop", "unpickles", "takes_entry",
+                 "optimizer_entries", "handed_first")
 
     def __init__(self, root: Optional[ast.AST] = None, stop: frozenset = frozenset()) -> None:
         self.root, self.stop = root, stop  # the unit's nodes: `_walk(root, stop)`
@@ -300,6 +301,10 @@ class _Unit:
         # what an optimizer holds, here or in a method this unit hands the unpickled object (analysis 1n)
         self.unpickles = False
         self.takes_entry = False
+        # names bound to a config's entry for the optimizer (`op_cfg = cfg.get("optimizer")`), and the
+        # names handed first to a call: a factory handed such an entry builds one (walker._builds_from_config)
+        self.optimizer_entries: Set[str] = set()
+        self.handed_first: Set[str] = set()
 
     def _seen_before(self, name: str, where: Tuple[int, int]) -> bool:
         """Whether `name` appears in the unit (read, bound, a parameter) before `where`. Asked only of
@@ -333,6 +338,7 @@ class _Unit:
             if any(q in catalog.holders for q in _qualified(dotted, aliases)):
                 self.holder = True
                 break
+        self.holder = self.holder or bool(self.optimizer_entries & self.handed_first)
         if not self.holder:
             receivers = [{d.rsplit(".", 1)[0] for d in self.called if d.endswith("." + method)}
                          for method in cat.OPTIMIZER_METHODS_TOGETHER]
@@ -395,6 +401,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             _note_unpickled(unit, node.args[2], (node.args[0],), attribute=True)  # `setattr(self, name, torch.load(p))`
         if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in BUILTIN_NAMES:
             unit.handed_parameters = True
+        if node.args and type(node.args[0]) is ast.Name:
+            unit.handed_first.add(node.args[0].id)
         if not unit.hands_optimizer and any(k.arg is not None and _OPTIMIZER_KEYWORD.match(k.arg) for k in node.keywords):
             unit.hands_optimizer = True
         if not unit.holder and node.args:
@@ -426,6 +434,8 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             callee = _dotted(value.func)
             if callee is not None:
                 unit.assigned.append(callee)
+        if _reads_optimizer_entry(value):
+            unit.optimizer_entries.update(t.id for t in targets if type(t) is ast.Name)
         if type(value) is ast.Call:
             _note_unpickled(unit, value, targets)
             if not unit.holder and value.args and _hands_parameters(value.args[0]) and any(
@@ -457,6 +467,17 @@ def _may_make_a_module(callee: str, catalog: cat.Catalog, aliases: Dict[str, Set
     spellings = list(_qualified(callee, aliases))[1:] or [callee]  # as its imports make it, else as written
     return callee.rsplit(".", 1)[-1][:1].isupper() and any(
         catalog.holder_kind(q) is None and q.split(".", 1)[0] not in STANDARD_LIBRARY for q in spellings)
+
+
+def _reads_optimizer_entry(value: ast.AST) -> bool:
+    """`cfg.get("optimizer", default)` or `cfg["optimizer"]` (as the walker's bindings read it)."""
+    if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get" and value.args:
+        entry = value.args[0]
+    elif type(value) is ast.Subscript:
+        entry = value.slice
+    else:
+        return False
+    return type(entry) is ast.Constant and type(entry.value) is str and cat.names_optimizer(entry.value)
 
 
 def _note_unpickled(unit: _Unit, value: ast.Call, targets, attribute: bool = False) -> None:

@@ -206,3 +206,16 @@ def test_every_stage_asks_for_an_optimizer_short_name_bound_to_a_call_handed_par
     found = bool(lint_source(source, settings=ALL, prefilter=False))
     assert found is holder
     assert all(stage_decisions(source).values()) is holder
+
+
+@pytest.mark.parametrize("body, found", [
+    ('op_cfg = spec.get("optimizer", {})\nop_cfg["params"] = model.parameters()\nopt = instantiate(op_cfg)\n', True),
+    ('op_cfg = spec["optimizer"]\nop_cfg["params"] = model.parameters()\nopt = instantiate(op_cfg)\n', True),
+    ('op_cfg = spec.get("optimizer", {})\nlog("optimizer: %s", op_cfg)\n', False),  # read, handed to no factory
+    ('op_cfg = spec.get("scheduler", {})\nop_cfg["params"] = model.parameters()\nsched = instantiate(op_cfg)\n', False),
+])
+def test_tree_stage_counts_a_config_entry_for_the_optimizer_handed_to_a_call(body, found):
+    source = ("import torch\nfrom .utils import instantiate, log\n\n\ndef build(model, spec):\n"
+              + textwrap.indent(body, "    ") + "    model.cuda()\n")
+    assert bool(lint_source(source, settings=ALL, prefilter=False)) is found
+    assert tree_could_match(ast.parse(source)) is found

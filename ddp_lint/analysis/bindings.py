@@ -24,6 +24,10 @@ _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, c
 class BindingWalker:
     """Names and expressions of `ScopeWalker` (analysis/walker.py)."""
 
+    # Local names bound to a config's entry for the optimizer (`op_cfg = cfg.get("optimizer", {...})`):
+    # a factory handed one builds an optimizer (holders._builds_from_config). Replaced, never changed.
+    _optimizer_configs: FrozenSet[str] = frozenset()
+
     def _note_rebuilt_everywhere(self, node: cst.CSTNode, start: Env) -> None:
         """A holder that every arm rebinds away is superseded here, on every path (each arm's own
         rebinding ends it only on that arm's path)."""
@@ -140,6 +144,8 @@ class BindingWalker:
             return
         if isinstance(target, cst.StarredElement):
             return
+        if isinstance(target, cst.Subscript):
+            self._store_into_container(target, value)
         if _is_params_entry(target):
             self.regroups = True  # a param group re-pointed at the parameters named now (HelperSummary.regroups)
             self._regroup_entry(target, value_node)
@@ -297,12 +303,33 @@ class BindingWalker:
         return Value(handles[0], alts=frozenset(handles[1:]))
 
     def _note_local_name(self, key: str, value_node: Optional[cst.BaseExpression], value: Value) -> None:
-        """What a plain name means now: no longer a nested function; a module made here, or not."""
+        """What a plain name means now: no longer a nested function; a module made here, or not; the
+        optimizer's entry of a config, or not."""
         self._local_functions.pop(key, None)
         if self._makes_new_module(value_node, value):
             self._new_module_names.add(key)
         else:
             self._new_module_names.discard(key)
+        if _reads_optimizer_entry(value_node):
+            self._optimizer_configs = self._optimizer_configs | {key}
+        elif key in self._optimizer_configs:
+            self._optimizer_configs = self._optimizer_configs - {key}
+
+    def _store_into_container(self, target: cst.Subscript, value: Value) -> None:
+        """`out[name] = {"optimizer": optimizer}`, `cfg["params"]["params"] = parameters`: the container a
+        name holds now holds what was stored in it too (an optimizer returned inside a dict of dicts, the
+        parameters a config hands the factory it is given to)."""
+        if not (value.holders or value.params):
+            return
+        base = target.value
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        key = self._key_of(base)
+        binding = self.env.get(key) if key is not None else None
+        if binding is None or binding.holders and not value.holders:
+            return  # an optimizer's own entries (`opt.param_groups[0]["params"] = ...`) are a regroup
+        self._assign(key, dataclasses.replace(binding, holders=unique_holders(binding.holders + value.holders),
+                                              params=binding.params | value.params))
 
     def _fresh_object(self, call: Optional[cst.BaseExpression], value: Value, replaced: Tuple[Handle, ...]) -> bool:
         """Types from use: an object bound where a module an optimizer holds was (`agent.q_net = NN(...)` of
@@ -766,6 +793,17 @@ def _constant_entry(target: cst.BaseExpression) -> Optional[Tuple[str, str]]:
         key = literal_key(target.slice[0].slice.value)
         return (target.value.value, key) if key is not None else None
     return None
+
+
+def _reads_optimizer_entry(node: Optional[cst.BaseExpression]) -> bool:
+    """`cfg.get("optimizer", default)` or `cfg["optimizer"]`: a config's entry for the optimizer."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" and node.args:
+        entry = literal_key(node.args[0].value) if node.args[0].keyword is None else None
+    elif isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        entry = literal_key(node.slice[0].slice.value)
+    else:
+        return False
+    return entry is not None and cat.names_optimizer(entry)
 
 
 def literal_key(node: cst.BaseExpression) -> Optional[str]:

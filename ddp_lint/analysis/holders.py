@@ -267,7 +267,7 @@ class HolderWalker:
             if arg.keyword is not None:
                 continue
             text = dotted_name(arg.value)
-            if text is not None and cat.config_entry_names_optimizer(text):
+            if text is not None and (cat.config_entry_names_optimizer(text) or text in self._optimizer_configs):
                 return True
             if from_config and isinstance(arg.value, cst.SimpleString) and cat.names_optimizer(arg.value.value.strip("'\"")):
                 return True

@@ -250,7 +250,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
     def forget_locals(self) -> None:
         """A class's methods share `self.*` but not their local names."""
         self.env = {key: value for key, value in self.env.items() if key == "self" or key.startswith("self.")}
-        self._definitions = {}
+        self._definitions, self._optimizer_configs = {}, frozenset()
 
     def _site(self, node: cst.CSTNode, via: Optional[str] = None) -> Site:
         return Site(next(self.order), self._anchor or node, self._chain, self._branches, self._guards, len(self._loops),
