@@ -88,7 +88,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
     states: List[StateEvent] = []
     endings: List[object] = []
     moved: List[PlacementEvent] = []  # the placements after the holder so far, on its paths
-    seen = set()
+    seen, repointing = set(), _repointing(scope, holder)
     for event in events[index + 1 :]:
         if isinstance(event, StateEvent) and event.holder is holder:
             states.append(event)
@@ -100,7 +100,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             if refused and _under_flag(event.site, refused):
                 continue  # the function it arrived in refuses it on this path (`raise` when the flag is on)
             if (_dead_before(story.holder, event) or _finished_before(scope, holder, event)
-                    or _repointed_before_its_steps(scope, holder, event)):
+                    or _repointed_before_its_steps(repointing, event)):
                 continue  # nothing uses the holder after this placement as it stands: never stepped again
             if (not _runs_after(holder.site, event.site, scope)
                     and not any(_used_before(s.site, event.site) for s in states)):
@@ -249,21 +249,32 @@ def _finished_before(scope: ScopeEvents, holder: HolderEvent, event: PlacementEv
     return trained and not any(s.site.order > event.site.order for s in steps)
 
 
-def _repointed_before_its_steps(scope: ScopeEvents, holder: HolderEvent, event: PlacementEvent) -> bool:
-    """A class whose every use of the optimizer comes after it re-points the optimizer at the model's
-    parameters as they are then (`reset_optimizer(self.optimizer, self.model)` before the training
-    loop): a placement in a method that does not use it afterwards (`eval()` moving the model) leaves
-    nothing stale, whatever method runs next. A use inside a method the class calls itself is judged
-    where it is called (its replay there); the placement's own method must re-point after it."""
-    if scope.class_name is None or event.site.function is None:
-        return False
-    callees = {callee for _, callee in scope.self_calls}
+def _repointing(scope: ScopeEvents, holder: HolderEvent) -> Optional[Tuple[List[Site], List[Site]]]:
+    """A class's re-pointings of the optimizer (a regroup, a handover that re-points it, a rebuild under
+    its name) and its uses of it that are not inside a method the class calls itself (those are judged
+    where they are called: their replay there); None when nothing re-points it (see below)."""
+    if scope.class_name is None:
+        return None
     # the optimizer, and those that replace it under its name (`self.optimizer = Adam(...)` in `train()`)
     family = [holder] + [e.new for e in scope.events if isinstance(e, RebindEvent) and e.old is holder and e.new]
     repoints = [e.site for e in scope.events if (isinstance(e, (RegroupEvent, ManagedEvent)) and any(
         held is h for held in e.holders for h in family)) or (isinstance(e, RebindEvent) and e.old is holder)]
+    if not repoints:
+        return None
+    callees = {callee for _, callee in scope.self_calls}
     uses = [e.site for e in scope.events if isinstance(e, StateEvent) and any(e.holder is h for h in family)
             and not (e.site.function is not None and e.site.function.name.value in callees)]
+    return repoints, uses
+
+
+def _repointed_before_its_steps(repointing: Optional[Tuple[List[Site], List[Site]]], event: PlacementEvent) -> bool:
+    """A class whose every use of the optimizer comes after it re-points the optimizer at the model's
+    parameters as they are then (`reset_optimizer(self.optimizer, self.model)` before the training
+    loop): a placement in a method that does not use it afterwards (`eval()` moving the model) leaves
+    nothing stale, whatever method runs next. The placement's own method must re-point after it."""
+    if repointing is None or event.site.function is None:
+        return False
+    repoints, uses = repointing
 
     def repointed(use: Site) -> bool:
         after = use.function is event.site.function and use.order > event.site.order
