@@ -144,6 +144,8 @@ def _short_name_handed_parameters(text: str) -> bool:
         if not (before.isascii() and before.isalnum()):  # `actor_opt`, `opt`; not `adopt`
             return True
     return False
+
+
 # `.step(x`: a call of a `step` method with an argument (a scaler's `step(optimizer)`); literal first,
 # so the scan skips to each `.step` (the receiver's name is read back from there)
 _STEP_WITH_ARGUMENT = re.compile(r"\.[ \t]*step[ \t]*\([ \t]*[A-Za-z_]")
