@@ -220,8 +220,8 @@ class HolderWalker:
         attribute's uses may lie in other files, a local name's all lie here. `only_optimizers` asks
         for uses that only an optimizer has, or a hand-over as `optimizer=` (a `step()` alone is a
         scheduler's or a clipper's too), and never counts a return. A call `handed_parameters` whose
-        result is bound to an optimizer's short name (`self.actor_opt = actor_opt_fn(self.actor_params)`:
-        `opt` alone also names options) is one by the two together."""
+        result is kept in an attribute under an optimizer's short name (`self.actor_opt = actor_opt_fn(
+        self.actor_params)`: `opt` alone also names options) is one by the two together."""
         if self.optimizer_uses is None:
             return True
         small = self._current_node
@@ -241,8 +241,8 @@ class HolderWalker:
         for key in filter(None, map(dotted_name, named)):
             if use_key(key) in used or ("." in key and cat.names_optimizer(use_key(key))):
                 return True
-            if handed_parameters and cat.abbreviates_optimizer(use_key(key)):
-                return True
+            if handed_parameters and "." in key and cat.abbreviates_optimizer(use_key(key)):
+                return True  # an attribute's uses may lie in other files (a local's are all read above)
         return _handed_as_optimizer(call, small)
 
     def _hands_optimizer(self, arg: cst.Arg) -> bool:
