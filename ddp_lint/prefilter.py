@@ -415,7 +415,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             _note_unpickled(unit, node.args[2], (node.args[0],), attribute=True)  # `setattr(self, name, torch.load(p))`
         if node.args and not unit.handed_parameters and _hands_parameters(node.args[0]) and dotted not in BUILTIN_NAMES:
             unit.handed_parameters = True
-        if node.args and type(node.args[0]) is ast.Name:
+        if not unit.holder and node.args and type(node.args[0]) is ast.Name:
             unit.handed_first.add(node.args[0].id)
         if not unit.hands_optimizer and any(k.arg is not None and _OPTIMIZER_KEYWORD.match(k.arg) for k in node.keywords):
             unit.hands_optimizer = True
@@ -448,7 +448,7 @@ def _observe(node: ast.AST, unit: _Unit, methods: frozenset, aliases: Dict[str, 
             callee = _dotted(value.func)
             if callee is not None:
                 unit.assigned.append(callee)
-        if _reads_optimizer_entry(value):
+        if not unit.holder and _reads_optimizer_entry(value):
             unit.optimizer_entries.update(t.id for t in targets if type(t) is ast.Name)
         if type(value) is ast.Call:
             _note_unpickled(unit, value, targets)

@@ -326,7 +326,7 @@ class BindingWalker:
             base = base.value
         key = self._key_of(base)
         binding = self.env.get(key) if key is not None else None
-        if binding is None or binding.holders and not value.holders:
+        if binding is None or (binding.holders and not value.holders):
             return  # an optimizer's own entries (`opt.param_groups[0]["params"] = ...`) are a regroup
         self._assign(key, dataclasses.replace(binding, holders=unique_holders(binding.holders + value.holders),
                                               params=binding.params | value.params))
