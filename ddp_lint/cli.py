@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError
-from .findings import Mode
+from .findings import Mode, shown_in_run
 from .pipeline import FileReport, process
 from .report import ALIASES, FORMATS, TEXT_FORMATS, github, gitlab, json_format, junit, pylint, text
 from .report.model import RunResult
@@ -286,8 +286,10 @@ def _check_once(args: argparse.Namespace) -> int:
     if not files and not errors:
         print("ddp-lint: warning: No Python files found under the given path(s)", file=sys.stderr)
     reports = _run(files, resolver, mode, args)
+    run = {os.path.abspath(report.path) for report in reports}
     outputs = []
     for report in reports:
+        report.findings = shown_in_run(report.findings, run)
         result.files += 1
         result.checked.append(report.path)
         if report.error:
@@ -337,6 +339,9 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
     cache = None if args.no_cache or mode != Mode.CHECK else Cache.open(args.cache_dir)
     reports: List[FileReport] = []
     todo: List[str] = []
+    # the run's files, for `--add-noqa` (which writes a comment only for the findings the run shows)
+    run = frozenset(os.path.abspath(args.stdin_filename if path == "-" and args.stdin_filename else path)
+                    for path in files) if mode == Mode.ADD_NOQA else frozenset()
     fingerprints = {}
     for path in files:
         if path == "-":
@@ -346,7 +351,7 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
             if resolved.settings.force_exclude and display != "-" and Discovery(resolver).excluded_path(display):
                 continue  # pre-commit style: an excluded name is not checked, not even from stdin
             reports.append(process(display, resolved.settings, resolved.root, mode, args.unsafe_fixes, raw=raw,
-                                   edits=edits))
+                                   edits=edits, run=run))
             continue
         if cache is not None:
             fingerprints[path] = settings_fingerprint(resolver.for_path(path).settings, edits)
@@ -355,7 +360,7 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
                 reports.append(cached)
                 continue
         todo.append(path)
-    job = (resolver, mode, args.unsafe_fixes, edits)
+    job = (resolver, mode, args.unsafe_fixes, edits, run)
     if args.jobs > 1 and len(todo) > 1:
         from .parallel import check_in_processes
 
@@ -380,10 +385,10 @@ def _size(path: str) -> int:
 
 
 def _work(path: str, job: tuple) -> FileReport:
-    resolver, mode, unsafe, edits = job
+    resolver, mode, unsafe, edits, run = job
     try:
         resolved = resolver.for_path(path)
-        return process(path, resolved.settings, resolved.root, mode, unsafe, edits=edits)
+        return process(path, resolved.settings, resolved.root, mode, unsafe, edits=edits, run=run)
     except ConfigError as exc:
         return FileReport(path, error=f"configuration error: {exc}")
     except Exception as exc:  # a bug in ddp-lint costs this file, not the run's other results

@@ -56,6 +56,11 @@ class Diagnostic(Reported):
                    "" if self.plan.safe else self.plan.unsafe_reason)
 
     @property
+    def deferred_to(self) -> List[str]:
+        """The modules whose side reports this pair too (see `findings.shown_in_run`), as paths are shown."""
+        return [_display(path) for path in self.hit.deferred_to] if self.hit is not None else []
+
+    @property
     def message(self) -> str:
         """The explanation with what keeps `--fix` from applying, as the text output shows it."""
         if isinstance(self.plan, Refusal):

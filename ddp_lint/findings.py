@@ -4,9 +4,10 @@ turn into JSON and back (one encoder, one decoder). Positions and line reference
 already rendered for the document (a notebook's `cell`); nothing here refers to a parse tree."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 
 class Mode(str, Enum):
@@ -109,6 +110,9 @@ class Finding(Reported):
     fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
     summary: str = ""  # the concise line: what, and the line of the placement
+    # A caller's report of a pair that the function it calls reports on its side (it takes the
+    # optimizer): that function's module, as paths are shown. A run that checks it drops this one.
+    deferred_to: List[str] = field(default_factory=list)
 
     def sort_key(self):
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -130,6 +134,8 @@ class Finding(Reported):
         }
         if self.cell is not None:
             data["cell"] = self.cell
+        if self.deferred_to:
+            data["deferred_to"] = list(self.deferred_to)
         return data
 
     @classmethod
@@ -138,4 +144,16 @@ class Finding(Reported):
             data["path"], data["line"], data["column"], data["end_line"], data["end_column"], data["code"],
             data["name"], data["severity"], data["message"], [Related.from_dict(r) for r in data["related"]],
             Fix.from_dict(data["fix"]) if data["fix"] is not None else None, data.get("cell"), data.get("summary", ""),
+            list(data.get("deferred_to", ())),
         )
+
+
+def shown_in_run(findings: List[Finding], checked: Optional[Set[str]]) -> List[Finding]:
+    """One report per bug in a run: a caller's report of a pair that the function it calls reports on
+    its side is dropped when the run checks that function's module too (`checked`: the run's files,
+    absolute), and always when the run's files are unknown (`None`: an editor's buffer, flake8's one
+    file at a time), where the function's side is the one report."""
+    def covered(finding: Finding) -> bool:
+        return checked is None or any(os.path.abspath(path) in checked for path in finding.deferred_to)
+
+    return [f for f in findings if not (f.deferred_to and covered(f))]

@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 from .documents import Document, InputError, load
-from .findings import Finding, Mode, Related
+from .findings import Finding, Mode, Related, shown_in_run
 from .lines import render
 from .paths import diff_path
 from .settings import Settings
@@ -51,18 +51,21 @@ def project_index(settings: Settings, root: str):
 
 
 def process(path: str, settings: Settings, root: str = "", mode: Mode = Mode.CHECK, unsafe: bool = False,
-            raw: Optional[bytes] = None, edits: bool = False) -> FileReport:
-    """Everything that happens to one file; `raw` is stdin's bytes (then nothing is written)."""
+            raw: Optional[bytes] = None, edits: bool = False, run: FrozenSet[str] = frozenset()) -> FileReport:
+    """Everything that happens to one file; `raw` is stdin's bytes (then nothing is written). The
+    report keeps a caller's reports of pairs another module's function reports too (the run knows
+    which modules it checks, see `findings.shown_in_run`); `--add-noqa` writes comments for those only
+    when the run (`run`: its files, absolute) does not check that module."""
     document: Optional[Document] = None
     try:
         document = load(path, raw)
         project = project_index(settings, root)
         if mode == Mode.CHECK:
-            report = FileReport(path, check(document, settings, project, edits=edits))
+            report = FileReport(path, check(document, settings, project, edits=edits, deferred=True))
         elif mode == Mode.ADD_NOQA:
-            report = add_noqa(document, settings, project, write=raw is None)
+            report = add_noqa(document, settings, project, write=raw is None, run=run)
         else:
-            report = fix(document, settings, mode, unsafe, project, write=raw is None, edits=edits)
+            report = fix(document, settings, mode, unsafe, project, write=raw is None, edits=edits, deferred=True)
         if project is not None:
             report.deps = project.dependencies()
             project.settle()
@@ -75,10 +78,13 @@ def process(path: str, settings: Settings, root: str = "", mode: Mode = Mode.CHE
 
 
 def check(document: Document, settings: Settings, project=None, edits: bool = False,
-          noqa: bool = True, prefilter: bool = True, reparser=None) -> List[Finding]:
-    """`reparser` (a `parsing.Reparser`): an editor buffer's, which parses again only what changed."""
+          noqa: bool = True, prefilter: bool = True, reparser=None, deferred: bool = False) -> List[Finding]:
+    """`reparser` (a `parsing.Reparser`): an editor buffer's, which parses again only what changed.
+    `deferred`: keep a caller's reports of pairs the called function's side reports (a run that knows
+    its files decides, `findings.shown_in_run`); without it the function's side is the one report."""
     parsed, diagnostics = _diagnostics(document, settings, project, noqa, prefilter, reparser)
-    return [wire(d, document, parsed, edits) for d in diagnostics]
+    findings = [wire(d, document, parsed, edits) for d in diagnostics]
+    return findings if deferred else shown_in_run(findings, None)
 
 
 def _diagnostics(document: Document, settings: Settings, project=None, noqa: bool = True, prefilter: bool = True,
@@ -109,13 +115,16 @@ def _diagnostics(document: Document, settings: Settings, project=None, noqa: boo
     return parsed, (unsuppressed(parsed.findings, program) if noqa else parsed.findings)
 
 
-def add_noqa(document: Document, settings: Settings, project=None, write: bool = True) -> FileReport:
-    """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet.
-    The findings it could not silence (on a notebook's IPython line) stay in the report."""
+def add_noqa(document: Document, settings: Settings, project=None, write: bool = True,
+             run: FrozenSet[str] = frozenset()) -> FileReport:
+    """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet (of
+    the findings the run shows: `run`, its files). The findings it could not silence (on a notebook's
+    IPython line) stay in the report."""
     from .noqa_edits import apply, insertions
     from .suppression import unsuppressed
 
     _, diagnostics = _diagnostics(document, settings, project)
+    diagnostics = shown_in_run(diagnostics, set(run))
     program = document.program
     if not diagnostics or program is None:
         return FileReport(document.path)
@@ -155,7 +164,7 @@ def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Fi
     return Finding(
         document.path, line, diagnostic.column, end_line if end_cell == cell else line, diagnostic.end_column,
         diagnostic.code, diagnostic.name, diagnostic.severity, render(diagnostic.message, place), related, fix,
-        cell, render(diagnostic.summary, place),
+        cell, render(diagnostic.summary, place), diagnostic.deferred_to,
     )
 
 
@@ -167,8 +176,17 @@ def _positions(parsed, positions_class):
 
 
 def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project=None, write: bool = True,
-        edits: bool = False) -> FileReport:
-    """`--fix` (written unless `write` is off: stdin) or `--diff` (shown) for one document."""
+        edits: bool = False, deferred: bool = False) -> FileReport:
+    """`--fix` (written unless `write` is off: stdin) or `--diff` (shown) for one document; the
+    findings left as `check` gives them (`deferred`)."""
+    report = _fix(document, settings, mode, unsafe, project, write, edits)
+    if not deferred:
+        report.findings = shown_in_run(report.findings, None)
+    return report
+
+
+def _fix(document: Document, settings: Settings, mode: str, unsafe: bool, project, write: bool,
+         edits: bool) -> FileReport:
     path = document.path
     if document.program is None:
         return FileReport(path, output=document.source.text)
@@ -177,7 +195,7 @@ def fix(document: Document, settings: Settings, mode: str, unsafe: bool, project
     try:
         result = fix_source(document.program, path, unsafe, settings, project=project)
     except UnfaithfulText as exc:
-        return FileReport(path, check(document, settings, project), error=str(exc))  # findings still shown
+        return FileReport(path, check(document, settings, project, deferred=True), error=str(exc))  # still shown
     if result.source == document.program:
         return FileReport(path, [wire(d, document) for d in result.remaining], fixed=result.applied,
                           fixed_codes=result.applied_codes, output=document.source.text)

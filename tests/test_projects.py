@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ddp_lint.findings import shown_in_run
 from ddp_lint.pipeline import process
 from ddp_lint.settings import Selection, Settings
 
@@ -49,13 +50,20 @@ def expected(project: Path):
     return found
 
 
-def check(project: Path, settings: Settings):
-    found = set()
-    for path in sorted(project.rglob("*.py")):
+def reports(project: Path, settings: Settings, files=None):
+    """Each file's report as the CLI shows it when the run checks `files` (every file by default)."""
+    paths = sorted(project.rglob("*.py")) if files is None else [project / f for f in files]
+    run = {os.path.abspath(path) for path in paths}
+    out = {}
+    for path in paths:
         report = process(str(path), settings, root=str(project))
         assert report.error is None, report.error
-        found.update((str(path.relative_to(project)), f.line, f.code) for f in report.findings)
-    return found
+        out[str(path.relative_to(project))] = shown_in_run(report.findings, run)
+    return out
+
+
+def check(project: Path, settings: Settings):
+    return {(path, f.line, f.code) for path, findings in reports(project, settings).items() for f in findings}
 
 
 @pytest.mark.parametrize("project", with_v3_marks(PROJECTS))
@@ -82,6 +90,27 @@ def test_the_findings_need_the_other_modules(project):
     # What remains is the callee side (a function handed the optimizer moves the model itself), which
     # one file shows; what came from following the other modules is gone.
     assert check(project, replace(ALL, project=False)) < expected(project)
+
+
+@pytest.mark.parametrize("project", [p for p in MET if expected(p)], ids=lambda p: p.name)
+def test_a_caller_checked_without_the_api_reports_the_pair(project):
+    """One report per bug in a run: at the API, naming its callers, when the run checks the API's
+    module; a caller in another module that the API's report names, checked without it, reports the
+    pair itself (a pre-commit run sees only the changed script), saying which function takes the
+    optimizer. Checked together again, the caller's report is gone (test above)."""
+    callers = {}
+    for path, findings in reports(project, ALL).items():
+        for finding in findings:
+            for related in finding.related:
+                caller = os.path.relpath(os.path.abspath(related.path), project)  # shown from the working folder
+                if related.role == "caller" and caller != path:
+                    callers.setdefault(caller, set()).add(path)
+    for caller, apis in callers.items():
+        alone = reports(project, ALL, [caller])[caller]
+        deferred = {os.path.relpath(os.path.abspath(d), project) for f in alone for d in f.deferred_to}
+        # (a caller that gave the optimizer state first reports the pair as its own in every run)
+        assert alone and (apis <= deferred or any(not f.deferred_to for f in alone)), (caller, apis)
+        assert all("in a module this run does not check" in f.message for f in alone if f.deferred_to)
 
 
 def test_positives_and_hard_negatives_are_both_there():

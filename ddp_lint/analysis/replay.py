@@ -68,8 +68,10 @@ class SummaryReplay:
         # (`strategy = Naive(model=m, optimizer=opt); strategy.train()`): the pair is its API's
         as_optimizers = _handed_optimizers(args, summary)
         handed = as_optimizers + (instance.handed if instance is not None else ())
+        apis = ((self._other_module(summary.key),) * len(as_optimizers)
+                + (self._other_module(instance.key if instance is not None else None),) * (len(handed) - len(as_optimizers)))
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
-                                handed)
+                                handed, apis)
         if first is not None:
             self._replay_self_states(call, summary, dotted, own, instance, via, lambda order: order > first)
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
@@ -375,7 +377,7 @@ class SummaryReplay:
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str, places, handed: Tuple[HolderEvent, ...] = ()) -> None:
+                           via: str, places, handed: Tuple[HolderEvent, ...] = (), apis: Tuple[str, ...] = ()) -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
         literal arguments leave open, but not its moves of an object to where it already is."""
         for origin, sub, event in summary.placements:
@@ -401,7 +403,7 @@ class SummaryReplay:
                 self._emit(PlacementEvent(site, handle, kind, event.label, event.sync_wrapper, event.ddp,
                                           argument, event.operation, elsewhere=elsewhere,
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
-                                          device_of=device, handed_optimizers=handed,
+                                          device_of=device, handed_optimizers=handed, handed_to=apis,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from, applied_last=event.applied_last,
                                           beside=event.beside or (event.applied_last and self._bound_beside(call))))
@@ -632,6 +634,11 @@ class SummaryReplay:
             # `trainer.resume(model, opt)` on an object of a known class: a caller of `Trainer.resume`
             return instance.key[0], f"{instance.key[1]}.{dotted.rpartition('.')[2]}"
         return None
+
+    def _other_module(self, key: Optional[Tuple[str, str]]) -> str:
+        """The path of a summary's or instance's module when it is not this one ("" when it is)."""
+        here = os.path.abspath(self.path) if self.path else ""
+        return key[0] if key is not None and key[0] != here else ""
 
     def _callee_key(self, summary: HelperSummary, dotted: str) -> Tuple[str, str]:
         """(path, name) of what a call calls, as its callee side names its arrivals: another module's

@@ -44,6 +44,10 @@ class Step:
     # The holder's state tensors moved to the model's device after this move (`state[k] = v.cuda()`):
     # the state follows the model, the order does not (the holder was built first).
     state_moved: Optional[StateMovedEvent] = None
+    # A pair the function called at the placement reports on its side (it takes this optimizer), from a
+    # module other than this one: that module's path. The step stands only when no other step of the
+    # holder does, and its report is shown only in runs that do not check that module (engine.py).
+    deferred_to: str = ""
 
 
 @dataclass
@@ -117,7 +121,8 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                                              and not e.site.exclusive_with(event.site)), event):
                 continue  # where an earlier move after the holder put it already (`train_epoch` then `evaluate`)
             moved.append(event)
-            if (_callee_owns(holder, event) or _object_owns(story.holder, event)) and not states:
+            owner = _callee_side(story.holder, holder, event, states)
+            if owner is None:
                 continue  # one bug, one report: the function called here reports it (state given here is ours)
             current = [e for e in endings if _between(e, holder.site, event.site) and (
                 not isinstance(e, RebindEvent) or not e.unpickled_from or e.unpickled_from == event.unpickled_from)]
@@ -146,9 +151,15 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
                      and not s.site.exclusive_with(event.site)]
             state = known[0] if known else None
             stepped = next((s for s in known if s.method == cat.STEP), None)
-            story.steps.append(Step(event, state, stepped, tuple(current)))
-    story.steps = [step for step in map(lambda step: _stepped_again(scope, holder, step), story.steps) if step]
+            story.steps.append(Step(event, state, stepped, tuple(current), deferred_to=owner))
+    story.steps = _one_side([step for step in map(lambda step: _stepped_again(scope, holder, step), story.steps) if step])
     return story
+
+
+def _one_side(steps: List[Step]) -> List[Step]:
+    """The steps of a holder's report: a caller's steps that the function it calls reports too stand
+    only when nothing else is left to report here (see `_callee_side`)."""
+    return steps if all(step.deferred_to for step in steps) else [step for step in steps if not step.deferred_to]
 
 
 def _dead_before(holder: HolderEvent, event: PlacementEvent) -> bool:
@@ -348,6 +359,21 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
     call = placement.site.node
     return bool(holder.arrives and holder.var and isinstance(call, cst.Call)
                 and any(dotted_name(arg.value) == holder.var for arg in call.args))
+
+
+def _callee_side(named: HolderEvent, holder: HolderEvent, placement: PlacementEvent, states) -> Optional[str]:
+    """Whether the function called at the placement reports the pair on its side: None when it alone
+    does (the call built the optimizer itself, or it is in this module), "" when it does not (state
+    given here first is this side's), and the path of its module when that is another module: its
+    report is shown only by a run that checks that module, so this side keeps the pair for the runs
+    that do not (`ddp-lint train.py` alone must still say that `train.py` builds the optimizer too
+    early; `findings.shown_in_run`). `named`: the holder under the name this scope gave it."""
+    if states or not (_callee_owns(holder, placement) or _object_owns(named, placement)):
+        return ""
+    if holder.site.node is placement.site.node:
+        return None
+    api = next((api for handed, api in zip(placement.handed_optimizers, placement.handed_to) if handed is holder), "")
+    return api or None
 
 
 def _object_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:

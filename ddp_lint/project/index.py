@@ -554,12 +554,14 @@ class ProjectIndex:
                         found.add((head, resolved))
         return found
 
-    def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False) -> Set:
+    def _called_definitions(self, text: str, importer: str, by_local: bool = False, classes_only: bool = False,
+                            calls_in: Optional[str] = None) -> Set:
         """(path, name) of the project definitions the text calls through its imports: `f(` for an
         imported function or class, `mod.f(` through an imported module (`classes_only`: `Agent(`
         and `mod.Agent(` only). Each import is resolved first, and the text is searched for calls of
         only the names whose calls could count: a search for every imported name cost more than the
-        rest of the check on transformers' model files, which import dozens of names each."""
+        rest of the check on transformers' model files, which import dozens of names each.
+        `calls_in`: a part of the text (one definition's block), where the calls are searched for."""
         found: Set = set()
         if _outside_package(importer):
             return found
@@ -576,7 +578,7 @@ class ProjectIndex:
                 searched[local] = True
             elif not classes_only or dotted.rsplit(".", 1)[-1][:1].isupper():
                 searched[local] = False
-        for local, attribute in _calls_through(text, searched):
+        for local, attribute in _calls_through(text if calls_in is None else calls_in, searched):
             if (attribute is not None) != searched[local]:
                 continue  # a module called, or an attribute of a definition
             name = f"{imported[local]}.{attribute}" if attribute else imported[local]
@@ -586,6 +588,8 @@ class ProjectIndex:
             if resolved is not None and resolved[1] and "." not in resolved[1]:
                 found.add((local, resolved) if by_local else resolved)
         for local, resolved in self._star_imported(text, importer).items():
+            if calls_in is not None and not re.search(rf"\b{re.escape(local)}\s*\(", calls_in):
+                continue
             if not classes_only or local[:1].isupper():
                 found.add((local, resolved) if by_local else resolved)
         return found
@@ -670,6 +674,13 @@ class ProjectIndex:
                         if callee != class_name and result != (True, True):
                             h, p = self._halves(path, callee, with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
+                    # and what it calls of the project's other modules, as the walker follows those too
+                    # (`self.model, self.device = model_device(model=self.model)`, imported)
+                    if result != (True, True):
+                        for where, callee in sorted(self._called_definitions(text, path, calls_in=block if code is None else code)):
+                            if result != (True, True) and (where, callee) != (path, class_name):
+                                h, p = self._halves(where, callee, with_wraps, depth + 1, memo, judge)
+                                result = (result[0] or h, result[1] or p)
                     # and what a method calls of its own class (`self._send_model_to_given_device()`). Not
                     # a constructor's: its self-calls are the template a subclass overrides (`self.place()`),
                     # and a summary of the base's walk would dispatch them to the base's own methods

@@ -42,6 +42,9 @@ class RuleHit:
     summary: str = ""  # the concise first line: what, and where (under ~100 characters)
     # The placements that made it fire: each is one its table row reads (tests/test_rule_table.py).
     placements: Tuple[PlacementEvent, ...] = ()
+    # The modules whose function takes the optimizer and reports this pair on its side: a run that
+    # checks one of them shows that report instead of this one (engine.py, `shown_in_run`).
+    deferred_to: Tuple[str, ...] = ()
 
 
 class Rule:
@@ -111,7 +114,14 @@ class HolderRule(Rule):
             placement = steps[0].placement.site
             node = placement.node if line_of(placement.node) != line_of(placement.statement) else placement.statement
             message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
-        return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps))
+        deferred = tuple(sorted({step.deferred_to for step in steps}))
+        if all(step.deferred_to for step in steps):
+            message += (f" (`{steps[0].placement.site.via}` takes the optimizer, in a module this run does not"
+                        " check: a run that checks it reports this there, once for all its callers)")
+        else:
+            deferred = ()
+        return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps),
+                       deferred)
 
 
 def _by_path(steps: List[Step]) -> List[List[Step]]:
