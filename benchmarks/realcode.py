@@ -4,6 +4,7 @@
     python benchmarks/realcode.py                 # fetch the pinned packages, lint, score
     python benchmarks/realcode.py --offline       # reuse benchmarks/_work/realcode/
     python benchmarks/realcode.py --offline --verbose --json out.json
+    python benchmarks/realcode.py --offline --each-file   # each labelled file in a run of its own
     python benchmarks/realcode.py --only repositories --mirror DIR --fetch-only   # while labelling
 
 A label file's `spec` is a pinned package (`name==version`) or a repository at one commit
@@ -16,6 +17,10 @@ the labels (README: "How the scorer matches") and scored twice, for the default 
 `--extend-select DDP201`: recall over the required pairs (overall, per tag, per kind) and precision
 over every finding reported in a labelled file, duplicates of one pair counted false; findings that
 match an optional pair are counted apart (neither true nor false).
+
+`--each-file` lints each labelled file in a run of its own, as a pre-commit hook that sees one changed
+script does (and a measurement that takes files one at a time): a pair whose other end is a function of
+another labelled module is then reported on the caller's side too (one report per bug in each run).
 
 Exit status: 0 when every package was linted, 2 when a label is malformed or a package could not be
 fetched or linted (the scores then cover the rest).
@@ -313,6 +318,8 @@ def main(argv=None) -> int:
                     "holding a git directory) to take pinned commits from before downloading them")
     ap.add_argument("--only", choices=("packages", "repositories"),
                     help="score only the label files of packages, or only those of repositories")
+    ap.add_argument("--each-file", action="store_true",
+                    help="lint each labelled file in a run of its own (default: a package's files in one run)")
     ap.add_argument("--fetch-only", action="store_true",
                     help="fetch and check the labelled lines' texts, lint nothing (for labelling before any run)")
     args = ap.parse_args(argv)
@@ -344,7 +351,12 @@ def main(argv=None) -> int:
                 continue
             root = package_root(src, items)
             files = sorted({os.path.relpath(src / item.path, root) for item in items})
-            data, dt = lint(root, files, args.timeout)
+            runs = [[file] for file in files] if args.each_file else [files]
+            data, dt = {"findings": []}, 0.0
+            for run in runs:
+                part, took = lint(root, run, args.timeout)
+                data["findings"].extend(part.get("findings", []))
+                dt += took
         except Exception as exc:  # noqa: BLE001 - report and go on with the next package
             print(f"ERROR {spec}: {exc}")
             errors += 1

@@ -131,13 +131,13 @@ def _tree(tmp_path, trainer_body, caller_loads_state=False):
     )
 
 
-def _run_cli(tmp_path, capsys, *extra):
+def _run_cli(tmp_path, capsys, *extra, paths=(".",)):
     from ddp_lint.cli import main
 
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        code = main(["--output-format", "json", "-j", "1", "--cache-dir", str(tmp_path / ".cache"), *extra, "."])
+        code = main(["--output-format", "json", "-j", "1", "--cache-dir", str(tmp_path / ".cache"), *extra, *paths])
     finally:
         os.chdir(cwd)
     import json
@@ -161,6 +161,42 @@ def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
     _tree(tmp_path, "        self.model = model.to(device)\n", caller_loads_state=True)
     (tmp_path / "train.py").touch()
     assert _run_cli(tmp_path, capsys) == both
+
+
+def test_one_report_per_bug_in_each_run(tmp_path, capsys):
+    """The caller hands its optimizer to the API that moves the model: a run that checks the API's
+    module reports the pair there once; a run that checks the caller alone (a pre-commit hook that
+    sees one changed script) reports it at the caller, from the cache too, in a pool too."""
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    api, caller = (1, [("trainer.py", 3, "DDP101")]), (1, [("train.py", 6, "DDP101")])
+    for extra in (("--no-cache",), (), (), ("--no-cache", "-j", "2")):  # fresh, filling the cache, from it, a pool
+        assert _run_cli(tmp_path, capsys, *extra) == api
+        assert _run_cli(tmp_path, capsys, *extra, paths=("train.py",)) == caller
+        assert _run_cli(tmp_path, capsys, *extra, paths=("train.py", "trainer.py")) == api
+    assert _run_cli(tmp_path, capsys, "--no-cache", paths=("trainer.py",)) == api
+
+
+def test_add_noqa_comments_the_report_the_run_shows(tmp_path, capsys):
+    from ddp_lint.cli import main
+
+    def add_noqa(*paths):
+        cwd = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            return main(["--no-cache", "--add-noqa", *paths])
+        finally:
+            os.chdir(cwd)
+
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    original = (tmp_path / "train.py").read_text()
+    assert add_noqa(".") == 0
+    assert (tmp_path / "train.py").read_text() == original  # the API's report is the one shown
+    assert "# noqa: DDP101" in (tmp_path / "trainer.py").read_text().splitlines()[2]
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    assert add_noqa("train.py") == 0
+    assert "# noqa: DDP101" in (tmp_path / "train.py").read_text().splitlines()[5]
+    capsys.readouterr()
+    assert _run_cli(tmp_path, capsys, "--no-cache", paths=("train.py",)) == (0, [])
 
 
 def test_project_false_in_the_config_checks_each_file_alone(tmp_path, capsys):

@@ -47,6 +47,7 @@ class ProjectIndex:
         self._hashes: Dict[str, str] = {}
         self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
         self._sharp: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # the prefilter's (see _sharp_halves)
+        self._reach_far: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # see _definition_halves
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
         self._trees: Dict[str, Optional[List[str]]] = {}
@@ -55,6 +56,7 @@ class ProjectIndex:
         self._hierarchies: Dict[Tuple[str, str], Tuple[Set[str], Set[str]]] = {}  # see _hierarchy_methods
         self._analyses: Dict[str, tuple] = {}  # see analysis_of
         self._defined: Dict[Tuple[str, str], bool] = {}  # see defines_function
+        self._callable: Dict[Tuple[str, bool], tuple] = {}  # see _called_definitions
         self._settled = (0, 0)  # how many summaries and analysed callers the collector was last told to leave alone
 
     # ----- for the cache ---------------------------------------------------------------------------
@@ -565,9 +567,37 @@ class ProjectIndex:
         found: Set = set()
         if _outside_package(importer):
             return found
+        if calls_in is None:
+            imported, searched = self._callable_imports(text, importer, classes_only)
+            starred = {}
+        else:  # a block of a module the index read: its imports are asked for again by its other blocks
+            key = (importer, classes_only)
+            if key not in self._callable:
+                self._callable[key] = self._callable_imports(text, importer, classes_only) + (
+                    self._star_imported(text, importer),)
+            imported, searched, starred = self._callable[key]
+        for local, attribute in _calls_through(text if calls_in is None else calls_in, searched):
+            if (attribute is not None) != searched[local]:
+                continue  # a module called, or an attribute of a definition
+            name = f"{imported[local]}.{attribute}" if attribute else imported[local]
+            if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
+                continue
+            resolved = self._resolve(name, importer)
+            if resolved is not None and resolved[1] and "." not in resolved[1]:
+                found.add((local, resolved) if by_local else resolved)
+        for local, resolved in (self._star_imported(text, importer) if calls_in is None else starred).items():
+            if calls_in is not None and not re.search(rf"\b{re.escape(local)}\s*\(", calls_in):
+                continue
+            if not classes_only or local[:1].isupper():
+                found.add((local, resolved) if by_local else resolved)
+        return found
+
+    def _callable_imports(self, text: str, importer: str, classes_only: bool) -> Tuple[Dict[str, str], Dict[str, bool]]:
+        """The text's imports of project names (local -> dotted), and of those the ones whose calls
+        could count (local -> whether it is a module: its attributes are what is called)."""
         imported = {local: dotted for local, dotted in _imported_names(text).items()
                     if not _from_outside(dotted)}
-        searched: Dict[str, bool] = {}  # local -> whether it is a module (its attributes are what is called)
+        searched: Dict[str, bool] = {}
         for local, dotted in imported.items():
             resolved = self._resolve(dotted, importer)
             # `local.attribute(` of a definition resolves to `name.attribute` or to a module, and a name
@@ -578,21 +608,7 @@ class ProjectIndex:
                 searched[local] = True
             elif not classes_only or dotted.rsplit(".", 1)[-1][:1].isupper():
                 searched[local] = False
-        for local, attribute in _calls_through(text if calls_in is None else calls_in, searched):
-            if (attribute is not None) != searched[local]:
-                continue  # a module called, or an attribute of a definition
-            name = f"{imported[local]}.{attribute}" if attribute else imported[local]
-            if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
-                continue
-            resolved = self._resolve(name, importer)
-            if resolved is not None and resolved[1] and "." not in resolved[1]:
-                found.add((local, resolved) if by_local else resolved)
-        for local, resolved in self._star_imported(text, importer).items():
-            if calls_in is not None and not re.search(rf"\b{re.escape(local)}\s*\(", calls_in):
-                continue
-            if not classes_only or local[:1].isupper():
-                found.add((local, resolved) if by_local else resolved)
-        return found
+        return imported, searched
 
     def _star_imported(self, text: str, importer: str) -> Dict[str, Tuple[str, str]]:
         """The definitions the text calls by a name only a star import of a project module binds
@@ -622,16 +638,19 @@ class ProjectIndex:
             self._resolved[key] = self.resolver.resolve(name, importer)
         return self._resolved[key]
 
-    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int) -> Tuple[bool, bool]:
+    def _definition_halves(self, path: str, name: str, with_wraps: bool, depth: int,
+                           far: bool = False) -> Tuple[bool, bool]:
         """`name` is a function, a class (its `__init__`) or `Class.method`: the text stage's halves of
-        its block and of what it calls in its module (the walker follows a call only when they say one)."""
-        return self._halves(path, name, with_wraps, depth, self._reach, _text_halves)
+        its block and of what it calls in its module (the walker follows a call only when they say one,
+        and then follows what that calls in turn, wherever it is); `far`: and of what it calls of the
+        project's other modules (for the prefilter, which judges a file by these answers alone)."""
+        return self._halves(path, name, with_wraps, depth, self._reach_far if far else self._reach, _text_halves)
 
     def _sharp_halves(self, path: str, name: str, with_wraps: bool) -> Tuple[bool, bool]:
         """The same question with each block also asked the tree stage's questions: for the prefilter,
         where a predicate like `is_optimum_available()` (the text stage's holder word) let hundreds of
         files through to an analysis that could find nothing."""
-        h, p = self._definition_halves(path, name, with_wraps, 0)
+        h, p = self._definition_halves(path, name, with_wraps, 0, far=True)
         if not (h or p):
             return h, p
         sh, sp = self._halves(path, name, with_wraps, 0, self._sharp, _tree_halves)
@@ -674,9 +693,9 @@ class ProjectIndex:
                         if callee != class_name and result != (True, True):
                             h, p = self._halves(path, callee, with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
-                    # and what it calls of the project's other modules, as the walker follows those too
-                    # (`self.model, self.device = model_device(model=self.model)`, imported)
-                    if result != (True, True):
+                    # and, for the prefilter, what it calls of the project's other modules, which the
+                    # walker follows once it follows this (`self.model, self.device = model_device(...)`)
+                    if result != (True, True) and memo is not self._reach:
                         for where, callee in sorted(self._called_definitions(text, path, calls_in=block if code is None else code)):
                             if result != (True, True) and (where, callee) != (path, class_name):
                                 h, p = self._halves(where, callee, with_wraps, depth + 1, memo, judge)
