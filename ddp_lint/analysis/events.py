@@ -238,10 +238,10 @@ class PlacementEvent:
     # Replayed at a call: the optimizers this call hands to parameters the callee takes them by; the
     # callee's side reports a pair with one of those (one bug, one report).
     handed_optimizers: Tuple["HolderEvent", ...] = ()
-    # Beside each of those, the path of the module whose function or class takes it when that is another
-    # module ("" in this one): its side reports the pair only when that module is checked in the same
-    # run, so the caller's side keeps it for the runs that check the caller alone (engine.py).
-    handed_to: Tuple[str, ...] = ()
+    # Replayed at a call of another module's function, class or object's method: that module's path (""
+    # for one of this module). Where its side reports the pair, it does so only in a run that checks
+    # that module, so the caller's side keeps the pair for the runs that check the caller alone.
+    callee_module: str = ""
     # Replayed from a helper of the same module (no `elsewhere`): the statement there that makes it, so a
     # summary replayed in another module shows that statement, not the call that reached it.
     source: Optional[cst.CSTNode] = None

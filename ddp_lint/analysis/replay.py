@@ -68,10 +68,9 @@ class SummaryReplay:
         # (`strategy = Naive(model=m, optimizer=opt); strategy.train()`): the pair is its API's
         as_optimizers = _handed_optimizers(args, summary)
         handed = as_optimizers + (instance.handed if instance is not None else ())
-        apis = ((self._other_module(summary.key),) * len(as_optimizers)
-                + (self._other_module(instance.key if instance is not None else None),) * (len(handed) - len(as_optimizers)))
+        module = self._other_module(instance.key if instance is not None and instance.key else summary.key)
         self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
-                                handed, apis)
+                                handed, module)
         if first is not None:
             self._replay_self_states(call, summary, dotted, own, instance, via, lambda order: order > first)
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
@@ -377,7 +376,7 @@ class SummaryReplay:
                 self._emit(StateEvent(self._site(call, via=via), holder, method))
 
     def _replay_placements(self, call: cst.Call, summary: HelperSummary, actual, truths: Dict[str, bool],
-                           via: str, places, handed: Tuple[HolderEvent, ...] = (), apis: Tuple[str, ...] = ()) -> None:
+                           via: str, places, handed: Tuple[HolderEvent, ...] = (), module: str = "") -> None:
         """The callee's moves, casts and wraps of what the caller handed it, on the paths this call's
         literal arguments leave open, but not its moves of an object to where it already is."""
         for origin, sub, event in summary.placements:
@@ -403,7 +402,7 @@ class SummaryReplay:
                 self._emit(PlacementEvent(site, handle, kind, event.label, event.sync_wrapper, event.ddp,
                                           argument, event.operation, elsewhere=elsewhere,
                                           unknown_keyword=event.unknown_keyword, synced=event.synced,
-                                          device_of=device, handed_optimizers=handed, handed_to=apis,
+                                          device_of=device, handed_optimizers=handed, callee_module=module,
                                           source=None if elsewhere is not None else source,
                                           inherited_from=self._inherited_from, applied_last=event.applied_last,
                                           beside=event.beside or (event.applied_last and self._bound_beside(call))))

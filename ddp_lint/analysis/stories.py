@@ -362,18 +362,15 @@ def _callee_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:
 
 
 def _callee_side(named: HolderEvent, holder: HolderEvent, placement: PlacementEvent, states) -> Optional[str]:
-    """Whether the function called at the placement reports the pair on its side: None when it alone
-    does (the call built the optimizer itself, or it is in this module), "" when it does not (state
-    given here first is this side's), and the path of its module when that is another module: its
-    report is shown only by a run that checks that module, so this side keeps the pair for the runs
-    that do not (`ddp-lint train.py` alone must still say that `train.py` builds the optimizer too
-    early; `findings.shown_in_run`). `named`: the holder under the name this scope gave it."""
+    """Whether the function or object called at the placement reports the pair on its side: "" when
+    it does not (state given here first is this side's), None when it does in this module, and the
+    path of its module when that is another module: its report is shown only by a run that checks
+    that module, so this side keeps the pair for the runs that do not (`ddp-lint train.py` alone must
+    still say that the `Trainer(model, optimizer)` it calls moves the model after `train.py` built the
+    optimizer; `findings.shown_in_run`). `named`: the holder under the name this scope gave it."""
     if states or not (_callee_owns(holder, placement) or _object_owns(named, placement)):
         return ""
-    if holder.site.node is placement.site.node:
-        return None
-    api = next((api for handed, api in zip(placement.handed_optimizers, placement.handed_to) if handed is holder), "")
-    return api or None
+    return placement.callee_module or None
 
 
 def _object_owns(holder: HolderEvent, placement: PlacementEvent) -> bool:

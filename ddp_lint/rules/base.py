@@ -12,7 +12,7 @@ from typing import Callable, ClassVar, FrozenSet, Iterator, List, Optional, Sequ
 import libcst as cst
 
 from .. import catalog as cat
-from ..analysis.events import Elsewhere, Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
+from ..analysis.events import ANY_SUBMODULE, Elsewhere, Guard, HolderEvent, PlacementEvent, ScopeEvents, Site
 from ..analysis.names import code_text
 from ..analysis.stories import HolderStory, Step
 from .table import RULE_TABLE, PlacementFacts, reads_placement
@@ -116,8 +116,8 @@ class HolderRule(Rule):
             message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
         deferred = tuple(sorted({step.deferred_to for step in steps}))
         if all(step.deferred_to for step in steps):
-            message += (f" (`{steps[0].placement.site.via}` takes the optimizer, in a module this run does not"
-                        " check: a run that checks it reports this there, once for all its callers)")
+            message += (f" (a run that checks the module of `{steps[0].placement.site.via}` reports this there, once"
+                        " for all its callers; this run does not check it)")
         else:
             deferred = ()
         return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps),
@@ -178,11 +178,20 @@ def short_placement(placement: PlacementEvent) -> str:
     return short_code(placement_text(placement))
 
 
+def _handle_text(handle) -> str:
+    """The part of the object a placement reaches, as code names it: a callee's `self.net.cuda()`
+    replayed on the caller's `model` is `model.net.cuda()` (the handle's text is the caller's name)."""
+    sub = ".".join(handle.sub)
+    if not sub or ANY_SUBMODULE in handle.sub or handle.text.endswith(f".{sub}") or not handle.text:
+        return handle.text
+    return f"{handle.text}.{sub}"
+
+
 def placement_text(placement: PlacementEvent) -> str:
     """The placement as code, without the phrase around it (`model.cuda()`, `DDP(model)`)."""
     label = placement.label
     if label.startswith("."):
-        return f"{placement.handle.text}{label}"
+        return f"{_handle_text(placement.handle)}{label}"
     if label.startswith("submodule") or label.startswith(f"{placement.handle.text} = "):
         return label  # prose around code, or an assignment that rebinds the name
     if label.endswith(")"):
