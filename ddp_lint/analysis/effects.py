@@ -208,6 +208,17 @@ class EffectWalker:
             return None
         return Value(handles[0], alts=frozenset(handles[1:])) if handles else None
 
+    def _part_named_at_run_time(self, node: cst.BaseExpression) -> Tuple[Handle, ...]:
+        """`getattr(model, name)` with a name that is no literal: some part of what `model` holds."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"
+                and len(node.args) == 2 and literal_key(node.args[1].value) is None):
+            return ()
+        owner = dotted_name(node.args[0].value)
+        held = self.env.get(owner) if owner else None
+        if owner is None or (held is not None and held.holders):
+            return ()  # (an optimizer's attribute is no module)
+        return tuple(Handle(h.obj, h.sub + (ANY_SUBMODULE,), h.text) for h in self._resolve_all(owner))
+
     def _base_method_on_self(self, call: cst.Call, dotted: str, args) -> Optional[Value]:
         """`DQN.__init__(self, config)` in a subclass: the named base's method runs on this object with
         the arguments after `self`, as `super().__init__(config)` would. None when the class header
@@ -401,6 +412,11 @@ class EffectWalker:
             return EMPTY
         if method in cat.STATE_METHODS and self._state_effect(call, method, receiver):
             return EMPTY
+        if handle is None and method in cat.PARAMETER_METHODS and isinstance(call.func, cst.Attribute):
+            # types from use: `getattr(self.model, name).parameters()` reads the parameters of a part of
+            # the model named at run time, so that part is a module (which one, only the run knows)
+            part = self._part_named_at_run_time(call.func.value)
+            return Value(params=frozenset(part)) if part else None
         if handle is None:
             return None
         if method in cat.COLLECTING_METHODS:
