@@ -270,8 +270,9 @@ def _round_trip_at_every_caller(hit: RuleHit, scope, analysis, project, path: st
     story = hit.story
     if story is not None:
         # reported at the move (the callee side), or at the holder's own line for each move after it
+        at_holder = any(hit.node is n for n in (_statement(story.holder.site), story.holder.site.node))
         placements = [s.placement for s in story.steps if _statement(s.placement.site) is hit.node] or (
-            [s.placement for s in story.steps] if _statement(story.holder.site) is hit.node else [])
+            [s.placement for s in story.steps] if at_holder else [])
     elif len(hit.placements) == 2 and hit.placements[0].ddp and hit.placements[1].kind == cat.MOVE:
         placements = [hit.placements[1]]  # a move after the wrap
     else:

@@ -108,6 +108,8 @@ class HolderRule(Rule):
             f"(line {line_of(steps[0].placement.site.node)})"
         )
         node = story.holder.site.statement
+        if not story.holder.arrives and line_of(story.holder.site.node) != line_of(node):
+            node = story.holder.site.node  # inside a statement over several lines, the line of the call that builds it
         if story.holder.arrives:
             # handed in built: the bug is the move made here, which every caller's optimizer precedes;
             # inside a statement over several lines, the line of the move itself
