@@ -250,6 +250,11 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
         related.extend(_callers(hit, analysis, project, path, text, ensure_positions))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
+        if hit.deferred_to:
+            # the report a run that checks that module makes there has the fix, or says why there is none
+            via = hit.placements[0].site.via
+            plan = Refusal(f"the placement is made inside `{via}`, in another module; place the model before the "
+                           f"optimizer is built, or build it inside `{via}` after the placement")
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Diagnostic(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,

@@ -111,6 +111,8 @@ def test_a_caller_checked_without_the_api_reports_the_pair(project):
         # (a caller that gave the optimizer state first reports the pair as its own in every run)
         assert alone and (apis <= deferred or any(not f.deferred_to for f in alone)), (caller, apis)
         assert all("this run does not check it" in f.message for f in alone if f.deferred_to)
+        # and `--fix` leaves it alone: the placement is made in the other module
+        assert all(f.fix is not None and not f.fix.available for f in alone if f.deferred_to)
 
 
 def test_positives_and_hard_negatives_are_both_there():
