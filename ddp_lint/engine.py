@@ -250,15 +250,18 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
                 related.append(Related(_display(other), line, column + 1, r.role, r.message))
         related.extend(_callers(hit, analysis, project, path, text, ensure_positions))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
+        message = hit.message
         if hit.deferred_to:
             # the report a run that checks that module makes there has the fix, or says why there is none
-            via = hit.placements[0].site.via
-            plan = Refusal(f"the placement is made inside `{via}`, in another module; place the model before the "
+            via, modules = hit.placements[0].site.via, " and ".join(_display(p) for p in hit.deferred_to)
+            message += (f" (a run that checks {modules} reports this there, once for all the callers of `{via}`;"
+                        " this run does not check it)")
+            plan = Refusal(f"the placement is made inside `{via}`, in {modules}; place the model before the "
                            f"optimizer is built, or build it inside `{via}` after the placement")
         end = where.end if where.start.line == where.end.line or not isinstance(hit.node, cst.BaseCompoundStatement) else where.start
         findings.append(
             Diagnostic(path, where.start.line, where.start.column + 1, end.line, end.column + 1, rule.code, rule.name,
-                       rule.severity, hit.message, related, hit.summary, hit, plan)
+                       rule.severity, message, related, hit.summary, hit, plan)
         )
     findings.sort(key=Diagnostic.sort_key)
     return findings

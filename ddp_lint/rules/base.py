@@ -116,12 +116,8 @@ class HolderRule(Rule):
             placement = steps[0].placement.site
             node = placement.node if line_of(placement.node) != line_of(placement.statement) else placement.statement
             message += f" (it arrives built: every caller of `{story.holder.arrives}` builds it before this move)"
-        deferred = tuple(sorted({step.deferred_to for step in steps}))
-        if all(step.deferred_to for step in steps):
-            message += (f" (a run that checks the module of `{steps[0].placement.site.via}` reports this there, once"
-                        " for all its callers; this run does not check it)")
-        else:
-            deferred = ()
+        # (the engine says where, as paths are shown: see engine.py)
+        deferred = tuple(sorted({step.deferred_to for step in steps})) if all(step.deferred_to for step in steps) else ()
         return RuleHit(self.code, node, message, related, story, summary, tuple(step.placement for step in steps),
                        deferred)
 
