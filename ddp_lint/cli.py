@@ -341,7 +341,7 @@ def _run(files: List[str], resolver: Resolver, mode: str, args: argparse.Namespa
     todo: List[str] = []
     # the run's files, for `--add-noqa` (which writes a comment only for the findings the run shows)
     run = frozenset(os.path.abspath(args.stdin_filename if path == "-" and args.stdin_filename else path)
-                    for path in files) if mode == Mode.ADD_NOQA else frozenset()
+                    for path in files) if mode == Mode.ADD_NOQA else None
     fingerprints = {}
     for path in files:
         if path == "-":

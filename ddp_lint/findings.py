@@ -110,8 +110,8 @@ class Finding(Reported):
     fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
     summary: str = ""  # the concise line: what, and the line of the placement
-    # A caller's report of a pair that the function it calls reports on its side (it takes the
-    # optimizer): that function's module, as paths are shown. A run that checks it drops this one.
+    # A caller's report of a pair that the function or object it calls reports on its side: that
+    # side's module, as paths are shown. A run that checks that module drops this report.
     deferred_to: List[str] = field(default_factory=list)
 
     def sort_key(self):
@@ -149,8 +149,8 @@ class Finding(Reported):
 
 
 def shown_in_run(findings: List[Finding], checked: Optional[Set[str]]) -> List[Finding]:
-    """One report per bug in a run: a caller's report of a pair that the function it calls reports on
-    its side is dropped when the run checks that function's module too (`checked`: the run's files,
+    """One report per bug in a run: a caller's report of a pair that the function or object it calls
+    reports on its side is dropped when the run checks that side's module too (`checked`: the run's files,
     absolute), and always when the run's files are unknown (`None`: an editor's buffer, flake8's one
     file at a time), where the function's side is the one report."""
     def covered(finding: Finding) -> bool:

@@ -51,11 +51,11 @@ def project_index(settings: Settings, root: str):
 
 
 def process(path: str, settings: Settings, root: str = "", mode: Mode = Mode.CHECK, unsafe: bool = False,
-            raw: Optional[bytes] = None, edits: bool = False, run: FrozenSet[str] = frozenset()) -> FileReport:
+            raw: Optional[bytes] = None, edits: bool = False, run: Optional[FrozenSet[str]] = None) -> FileReport:
     """Everything that happens to one file; `raw` is stdin's bytes (then nothing is written). The
     report keeps a caller's reports of pairs another module's function reports too (the run knows
     which modules it checks, see `findings.shown_in_run`); `--add-noqa` writes comments for those only
-    when the run (`run`: its files, absolute) does not check that module."""
+    when the run (`run`: its files, absolute; None when unknown) does not check that module."""
     document: Optional[Document] = None
     try:
         document = load(path, raw)
@@ -116,15 +116,15 @@ def _diagnostics(document: Document, settings: Settings, project=None, noqa: boo
 
 
 def add_noqa(document: Document, settings: Settings, project=None, write: bool = True,
-             run: FrozenSet[str] = frozenset()) -> FileReport:
+             run: Optional[FrozenSet[str]] = None) -> FileReport:
     """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet (of
-    the findings the run shows: `run`, its files). The findings it could not silence (on a notebook's
-    IPython line) stay in the report."""
+    the findings the run shows: `run`, its files, or None when they are unknown). The findings it could
+    not silence (on a notebook's IPython line) stay in the report."""
     from .noqa_edits import apply, insertions
     from .suppression import unsuppressed
 
     _, diagnostics = _diagnostics(document, settings, project)
-    diagnostics = shown_in_run(diagnostics, set(run))
+    diagnostics = shown_in_run(diagnostics, set(run) if run is not None else None)
     program = document.program
     if not diagnostics or program is None:
         return FileReport(document.path)

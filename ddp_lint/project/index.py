@@ -696,7 +696,8 @@ class ProjectIndex:
                     # and, for the prefilter, what it calls of the project's other modules, which the
                     # walker follows once it follows this (`self.model, self.device = model_device(...)`)
                     if result != (True, True) and memo is not self._reach:
-                        for where, callee in sorted(self._called_definitions(text, path, calls_in=block if code is None else code)):
+                        called = self._called_definitions(text, path, calls_in=block if code is None else code)
+                        for where, callee in sorted(called):
                             if result != (True, True) and (where, callee) != (path, class_name):
                                 h, p = self._halves(where, callee, with_wraps, depth + 1, memo, judge)
                                 result = (result[0] or h, result[1] or p)

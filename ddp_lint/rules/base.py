@@ -42,8 +42,8 @@ class RuleHit:
     summary: str = ""  # the concise first line: what, and where (under ~100 characters)
     # The placements that made it fire: each is one its table row reads (tests/test_rule_table.py).
     placements: Tuple[PlacementEvent, ...] = ()
-    # The modules whose function takes the optimizer and reports this pair on its side: a run that
-    # checks one of them shows that report instead of this one (engine.py, `shown_in_run`).
+    # The modules whose function or object reports this pair on its side: a run that checks one of
+    # them shows that report instead of this one (engine.py, `findings.shown_in_run`).
     deferred_to: Tuple[str, ...] = ()
 
 
