@@ -11,7 +11,7 @@ import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -228,6 +228,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         hits.extend(_yielded(scope_hits))
     hits = _once_per_dispatch(hits)
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, scope_of[id(hit)], analysis, project, path)]
+    hits = [hit for hit in hits if not hit.deferred_to or _reported_there(hit, settings, project)]
     if not hits:
         return []
     followed = kinds_read(codes)  # the placements a fix must follow: those a selected rule reads
@@ -265,6 +266,40 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         )
     findings.sort(key=Diagnostic.sort_key)
     return findings
+
+
+def _reported_there(hit: RuleHit, settings: Settings, project) -> bool:
+    """Whether a caller's report of another module's pair stands: only where a run that checks that
+    module reports the same placement there (at it, or naming it): that side may know what the
+    caller's replay does not (its class re-points the optimizer before every step, every other
+    caller had placed the model already, a `# noqa` at the API), and then there is no bug to report
+    from here either. The other module is checked once per process (ProjectIndex.findings_of)."""
+    wanted = set()
+    for placement in hit.placements:
+        if placement.elsewhere is None:
+            return False  # the statement that makes it is not known: nothing to compare
+        where, line, _ = placement.elsewhere.where()
+        wanted.add((os.path.abspath(where), line))
+    return any(wanted & (project.findings_of(module, settings, _placements_reported) or frozenset())
+               for module in hit.deferred_to)
+
+
+def _placements_reported(text: str, path: str, settings: Settings, project) -> FrozenSet[Tuple[str, int]]:
+    """(absolute path, line) of every statement that makes a placement a check of the module reports
+    (`# noqa` applied): the reported line, the related locations, and inside a helper of that module,
+    the statement in the helper that makes it (`self._move_model_to_device(...)` reaches `model.to()`)."""
+    from .suppression import unsuppressed
+
+    parsed = analyse_source(text, path, settings, project=project)
+    positions = parsed.positions if parsed.positions is not None else Positions(parsed.module)
+    ends = set()
+    for finding in unsuppressed(parsed.findings, text):
+        ends.add((os.path.abspath(path), finding.line))
+        ends.update((os.path.abspath(r.path), r.line) for r in finding.related)
+        for placement in finding.hit.placements if finding.hit is not None else ():
+            if placement.source is not None and placement.source in positions:
+                ends.add((os.path.abspath(path), positions[placement.source].start.line))
+    return frozenset(ends)
 
 
 def _round_trip_at_every_caller(hit: RuleHit, scope, analysis, project, path: str) -> bool:

@@ -199,6 +199,17 @@ def test_a_class_that_orders_both_halves_is_reported_at_its_caller_in_a_run_with
     assert _run_cli(tmp_path, capsys, "--no-cache", paths=("train.py", "model.py")) == api
 
 
+def test_a_caller_alone_is_quiet_where_the_api_reports_nothing(tmp_path, capsys):
+    """The caller's report stands only where a check of the API's module reports the same placement:
+    that side may know what the caller's replay does not (here, that the API's report is silenced;
+    avalanche's strategies re-point their optimizer before every step, which a caller's replay of
+    `strategy.train()` does not see)."""
+    _tree(tmp_path, "        self.model = model.to(device)  # noqa: DDP101\n")
+    assert _run_cli(tmp_path, capsys, "--no-cache", paths=("train.py",)) == (0, [])
+    _tree(tmp_path, "        self.model = model.to(device)\n")
+    assert _run_cli(tmp_path, capsys, "--no-cache", paths=("train.py",)) == (1, [("train.py", 6, "DDP101")])
+
+
 def test_add_noqa_comments_the_report_the_run_shows(tmp_path, capsys):
     from ddp_lint.cli import main
 

@@ -57,6 +57,7 @@ class ProjectIndex:
         self._analyses: Dict[str, tuple] = {}  # see analysis_of
         self._defined: Dict[Tuple[str, str], bool] = {}  # see defines_function
         self._callable: Dict[Tuple[str, bool], tuple] = {}  # see _called_definitions
+        self._findings: Dict[Tuple[str, int], Tuple[object, Set[str]]] = {}  # see findings_of
         self._settled = (0, 0)  # how many summaries and analysed callers the collector was last told to leave alone
 
     # ----- for the cache ---------------------------------------------------------------------------
@@ -356,6 +357,26 @@ class ProjectIndex:
                     break
             self._trees[top] = found
         return self._trees[top]
+
+    def findings_of(self, path: str, settings, check):
+        """What a check of another module with these settings finds (`check(text, path, settings, index)`
+        says it), once per process; None while it is being made (a module whose check asks, through a
+        caller's report, for the module asking) or when the module cannot be read. The asking file's
+        result depends on that module (and on what its check read)."""
+        key = (os.path.abspath(path), id(settings))
+        if key not in self._findings:
+            text = self._text(path)
+            if text is None:
+                return None
+            self._findings[key] = (None, set())
+            asking, self.consulted = self.consulted, {path}
+            try:
+                self._findings[key] = (check(text, path, settings, self), self.consulted)
+            finally:
+                self.consulted = asking
+        findings, read = self._findings[key]
+        self.consulted |= read | {path}
+        return findings
 
     def text_of(self, path: str) -> Optional[str]:
         """A module's text as the index read it (for a related location in it)."""
