@@ -11,7 +11,7 @@ import argparse
 import json
 import os
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .config import ConfigError
@@ -287,9 +287,10 @@ def _check_once(args: argparse.Namespace) -> int:
         print("ddp-lint: warning: No Python files found under the given path(s)", file=sys.stderr)
     reports = _run(files, resolver, mode, args)
     run = {os.path.abspath(report.path) for report in reports}
+    reported = _placements_reported(resolver)
     outputs = []
     for report in reports:
-        report.findings = shown_in_run(report.findings, run)
+        report.findings = shown_in_run(report.findings, run, reported)
         result.files += 1
         result.checked.append(report.path)
         if report.error:
@@ -316,6 +317,23 @@ def _check_once(args: argparse.Namespace) -> int:
     if mode == Mode.DIFF:
         return EXIT_FINDINGS if result.fixed and not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _placements_reported(resolver: Resolver):
+    """What a check of another module reports, asked in this process of the modules whose pairs a
+    checked caller reports without them (few: a run that checks those modules drops such reports)."""
+    from .pipeline import placements_reported_in, project_index
+
+    known: Dict[str, frozenset] = {}
+
+    def reported(module: str) -> frozenset:
+        if module not in known:
+            resolved = resolver.for_path(module)
+            known[module] = placements_reported_in(module, resolved.settings,
+                                                   project_index(resolved.settings, resolved.root))
+        return known[module]
+
+    return reported
 
 
 def _noqa_added(result: RunResult, args: argparse.Namespace) -> int:

@@ -61,6 +61,15 @@ class Diagnostic(Reported):
         return [_display(path) for path in self.hit.deferred_to] if self.hit is not None else []
 
     @property
+    def deferred_at(self) -> List[Tuple[str, int]]:
+        """Where the other module makes the placement of a caller's report of its pair (path as shown,
+        line); empty when one of them is not known (the report then cannot be confirmed there)."""
+        placements = self.hit.placements if self.hit is not None and self.hit.deferred_to else ()
+        if any(p.elsewhere is None for p in placements):
+            return []
+        return [(_display(p.elsewhere.where()[0]), p.elsewhere.where()[1]) for p in placements]
+
+    @property
     def message(self) -> str:
         """The explanation with what keeps `--fix` from applying, as the text output shows it."""
         if isinstance(self.plan, Refusal):
@@ -228,7 +237,6 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         hits.extend(_yielded(scope_hits))
     hits = _once_per_dispatch(hits)
     hits = [hit for hit in hits if not _round_trip_at_every_caller(hit, scope_of[id(hit)], analysis, project, path)]
-    hits = [hit for hit in hits if not hit.deferred_to or _reported_there(hit, settings, project)]
     if not hits:
         return []
     followed = kinds_read(codes)  # the placements a fix must follow: those a selected rule reads
@@ -268,26 +276,13 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
     return findings
 
 
-def _reported_there(hit: RuleHit, settings: Settings, project) -> bool:
-    """Whether a caller's report of another module's pair stands: only where a run that checks that
-    module reports the same placement there (at it, or naming it): that side may know what the
-    caller's replay does not (its class re-points the optimizer before every step, every other
-    caller had placed the model already, a `# noqa` at the API), and then there is no bug to report
-    from here either. The other module is checked once per process (ProjectIndex.findings_of)."""
-    wanted = set()
-    for placement in hit.placements:
-        if placement.elsewhere is None:
-            return False  # the statement that makes it is not known: nothing to compare
-        where, line, _ = placement.elsewhere.where()
-        wanted.add((os.path.abspath(where), line))
-    return any(wanted & (project.findings_of(module, settings, _placements_reported) or frozenset())
-               for module in hit.deferred_to)
-
-
-def _placements_reported(text: str, path: str, settings: Settings, project) -> FrozenSet[Tuple[str, int]]:
+def placements_reported(text: str, path: str, settings: Settings, project) -> FrozenSet[Tuple[str, int]]:
     """(absolute path, line) of every statement that makes a placement a check of the module reports
     (`# noqa` applied): the reported line, the related locations, and inside a helper of that module,
-    the statement in the helper that makes it (`self._move_model_to_device(...)` reaches `model.to()`)."""
+    the statement in the helper that makes it (`self._move_model_to_device(...)` reaches `model.to()`).
+    A caller's report of that module's pair stands only where these name its placement: that side may
+    know what the caller's replay does not (its class re-points the optimizer before every step, every
+    other caller had placed the model already, a `# noqa` at the API). See `findings.shown_in_run`."""
     from .suppression import unsuppressed
 
     parsed = analyse_source(text, path, settings, project=project)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, TypeVar
+
+T = TypeVar("T")
 
 
 class Mode(str, Enum):
@@ -113,6 +115,9 @@ class Finding(Reported):
     # A caller's report of a pair that the function or object it calls reports on its side: that
     # side's module, as paths are shown. A run that checks that module drops this report.
     deferred_to: List[str] = field(default_factory=list)
+    # and where that module makes the placement (path as shown, line): the report stands only where a
+    # check of that module reports a placement there too (see `shown_in_run`)
+    deferred_at: List[Tuple[str, int]] = field(default_factory=list)
 
     def sort_key(self):
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -136,6 +141,7 @@ class Finding(Reported):
             data["cell"] = self.cell
         if self.deferred_to:
             data["deferred_to"] = list(self.deferred_to)
+            data["deferred_at"] = [list(at) for at in self.deferred_at]
         return data
 
     @classmethod
@@ -144,16 +150,24 @@ class Finding(Reported):
             data["path"], data["line"], data["column"], data["end_line"], data["end_column"], data["code"],
             data["name"], data["severity"], data["message"], [Related.from_dict(r) for r in data["related"]],
             Fix.from_dict(data["fix"]) if data["fix"] is not None else None, data.get("cell"), data.get("summary", ""),
-            list(data.get("deferred_to", ())),
+            list(data.get("deferred_to", ())), [tuple(at) for at in data.get("deferred_at", ())],
         )
 
 
-def shown_in_run(findings: List[Finding], checked: Optional[Set[str]]) -> List[Finding]:
+def shown_in_run(findings: List[T], checked: Optional[Set[str]],
+                 reported: Optional[Callable[[str], FrozenSet[Tuple[str, int]]]] = None) -> List[T]:
     """One report per bug in a run: a caller's report of a pair that the function or object it calls
     reports on its side is dropped when the run checks that side's module too (`checked`: the run's files,
     absolute), and always when the run's files are unknown (`None`: an editor's buffer, flake8's one
-    file at a time), where the function's side is the one report."""
-    def covered(finding: Finding) -> bool:
-        return checked is None or any(os.path.abspath(path) in checked for path in finding.deferred_to)
+    file at a time), where the function's side is the one report. Otherwise it stands only where a check
+    of that module reports the same placement (`reported(module)`: the (absolute path, line) of every
+    placement it reports; engine.placements_reported), asked only of the few reports left here."""
+    def shown(finding: T) -> bool:
+        if not finding.deferred_to:
+            return True
+        if checked is None or any(os.path.abspath(path) in checked for path in finding.deferred_to):
+            return False
+        at = {(os.path.abspath(path), line) for path, line in finding.deferred_at}
+        return bool(at) and reported is not None and any(at & reported(module) for module in finding.deferred_to)
 
-    return [f for f in findings if not (f.deferred_to and covered(f))]
+    return [f for f in findings if shown(f)]

@@ -124,7 +124,8 @@ def add_noqa(document: Document, settings: Settings, project=None, write: bool =
     from .suppression import unsuppressed
 
     _, diagnostics = _diagnostics(document, settings, project)
-    diagnostics = shown_in_run(diagnostics, set(run) if run is not None else None)
+    diagnostics = shown_in_run(diagnostics, set(run) if run is not None else None,
+                               lambda module: placements_reported_in(module, settings, project))
     program = document.program
     if not diagnostics or program is None:
         return FileReport(document.path)
@@ -164,7 +165,7 @@ def wire(diagnostic, document: Document, parsed=None, edits: bool = False) -> Fi
     return Finding(
         document.path, line, diagnostic.column, end_line if end_cell == cell else line, diagnostic.end_column,
         diagnostic.code, diagnostic.name, diagnostic.severity, render(diagnostic.message, place), related, fix,
-        cell, render(diagnostic.summary, place), diagnostic.deferred_to,
+        cell, render(diagnostic.summary, place), diagnostic.deferred_to, diagnostic.deferred_at,
     )
 
 
@@ -219,6 +220,16 @@ def _fix(document: Document, settings: Settings, mode: str, unsafe: bool, projec
 
         write_atomic(path, new_text, document.source)
     return report
+
+
+def placements_reported_in(module: str, settings: Settings, project) -> FrozenSet:
+    """The placements a check of another module reports (engine.placements_reported), once per process
+    and index; empty when it cannot be read or is being checked already (a cycle of callers)."""
+    if project is None:
+        return frozenset()
+    from .engine import placements_reported
+
+    return project.findings_of(module, settings, placements_reported) or frozenset()
 
 
 def check_text(text: str, path: str = "<string>", settings: Optional[Settings] = None, edits: bool = False,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ddp_lint.findings import shown_in_run
-from ddp_lint.pipeline import process
+from ddp_lint.pipeline import placements_reported_in, process, project_index
 from ddp_lint.settings import Selection, Settings
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
@@ -58,8 +58,9 @@ def reports(project: Path, settings: Settings, files=None):
     for path in paths:
         report = process(str(path), settings, root=str(project))
         assert report.error is None, report.error
-        out[str(path.relative_to(project))] = shown_in_run(report.findings, run)
-    return out
+        out[str(path.relative_to(project))] = report.findings
+    return {path: shown_in_run(findings, run, lambda module: placements_reported_in(
+        module, settings, project_index(settings, str(project)))) for path, findings in out.items()}
 
 
 def check(project: Path, settings: Settings):
