@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from . import __version__
 from .config import ConfigError
 from .findings import Mode, shown_in_run
-from .pipeline import FileReport, process
+from .pipeline import FileReport, placements_reported_in, process, project_index
 from .report import ALIASES, FORMATS, TEXT_FORMATS, github, gitlab, json_format, junit, pylint, text
 from .report.model import RunResult
 from .rules import RULES, all_rules, documentation
@@ -322,8 +322,6 @@ def _check_once(args: argparse.Namespace) -> int:
 def _placements_reported(resolver: Resolver):
     """What a check of another module reports, asked in this process of the modules whose pairs a
     checked caller reports without them (few: a run that checks those modules drops such reports)."""
-    from .pipeline import placements_reported_in, project_index
-
     known: Dict[str, frozenset] = {}
 
     def reported(module: str) -> frozenset:

@@ -67,7 +67,7 @@ class Diagnostic(Reported):
         placements = self.hit.placements if self.hit is not None and self.hit.deferred_to else ()
         if any(p.elsewhere is None for p in placements):
             return []
-        return [(_display(p.elsewhere.where()[0]), p.elsewhere.where()[1]) for p in placements]
+        return [(_display(where), line) for where, line, _ in (p.elsewhere.where() for p in placements)]
 
     @property
     def message(self) -> str:

@@ -118,8 +118,9 @@ def _diagnostics(document: Document, settings: Settings, project=None, noqa: boo
 def add_noqa(document: Document, settings: Settings, project=None, write: bool = True,
              run: Optional[FrozenSet[str]] = None) -> FileReport:
     """`--add-noqa` for one document: a `# noqa: CODE` for every finding no comment silences yet (of
-    the findings the run shows: `run`, its files, or None when they are unknown). The findings it could
-    not silence (on a notebook's IPython line) stay in the report."""
+    the findings the run shows: `run`, its files, or None when they are unknown; another module's
+    reports that confirm a caller's are asked with this file's settings, where the CLI resolves that
+    module's own). The findings it could not silence (on a notebook's IPython line) stay in the report."""
     from .noqa_edits import apply, insertions
     from .suppression import unsuppressed
 
