@@ -568,7 +568,10 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     raw_holder = _has_holder(text, catalog, with_wraps)  # the text stage's answer, remembered
     # an unpickling call is no half of the file's own here (see catalog.Prefilter.unpickling_patterns)
     if not raw_holder and not _has_placement(text, catalog, with_wraps, unpickling=False):
-        return False  # most files: neither half even in the raw text
+        # Most files: neither half even in the raw text. Both may still come from what it calls
+        # (`trans_to_cuda(SessionGraph(opt))`; a constructor that builds the optimizer and then moves
+        # the model, a pair this file reports in a run that does not check the constructor's module).
+        return _calls_meet(text, path, catalog, with_wraps, index)
     # The raw text's halves bound its code's from above (the code stage only blanks), so the calls
     # are judged against them first: most files that get this far move a model and call nothing that
     # could build an optimizer, and are rejected without lexing their code.
@@ -591,6 +594,14 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     return tree is None or tree_could_match(tree, catalog, with_wraps, external)
 
 
+def _calls_meet(text: str, path: str, catalog: cat.Catalog, with_wraps: bool, index) -> bool:
+    external = index.called_halves(text, path, with_wraps)
+    if not _halves_meet(False, False, external):
+        return False
+    tree = _tree_of(text)
+    return tree is None or tree_could_match(tree, catalog, with_wraps, external)
+
+
 def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tuple[bool, bool, bool]]) -> bool:
     """Whether the calls supply a half, and with the file's own halves make both."""
     holders = {name for name, (h, _, _) in external.items() if h}
@@ -601,16 +612,13 @@ def _halves_meet(own_holder: bool, own_placement: bool, external: Dict[str, Tupl
 def _meet(holder: bool, placement: bool, called_holders: Set[str], called_placements: Set[str],
           external: Optional[Dict[str, Tuple[bool, bool, bool]]]) -> bool:
     """Whether a holder and a placement meet: the text's own, or those of the calls it makes. One call
-    whose callee orders both halves in one block is not enough: that pair is the callee's, reported in
-    its module (a file whose only halves are `Trainer(args=args, model=model)`'s has nothing to report)."""
+    whose callee orders both halves itself is enough: that pair is the callee's, reported in its module,
+    and by this file in a run that does not check that module (`findings.shown_in_run`)."""
     if holder and (placement or called_placements):
         return True
     if placement:
         return bool(called_holders)
-    if not (called_holders and called_placements):
-        return False
-    both = called_holders & called_placements
-    return len(called_holders | called_placements) > 1 or not all(external[name][2] for name in both)
+    return bool(called_holders and called_placements)
 
 
 def wraps_selected(settings) -> bool:

@@ -116,6 +116,22 @@ def test_a_caller_checked_without_the_api_reports_the_pair(project):
         assert all(f.fix is not None and not f.fix.available for f in alone if f.deferred_to)
 
 
+@pytest.mark.parametrize("project", [p for p in PROJECTS if p.name.startswith("callee_3be_")], ids=lambda p: p.name)
+def test_a_caller_of_a_constructor_that_orders_both_halves_reports_them_only_without_its_module(project):
+    """`Solver(net)` whose constructor builds the optimizer and then moves the model: the class's bug,
+    reported at the class (one report per bug). The caller's replay keeps the constructor's order (the
+    holder it kept before the move), so a run that checks the caller alone reports the pair there, and
+    says where; a run that checks the class's module too shows the class's report only. A constructor
+    that moves first, or moves what the optimizer lacks, gives the caller nothing either way."""
+    together = reports(project, ALL)
+    assert not together["train.py"] and bool(together["engine/solver.py"]) == bool(expected(project))
+    alone = reports(project, ALL, ["train.py"])["train.py"]
+    assert [(f.line, f.code) for f in alone] == ([(9, "DDP101")] if expected(project) else [])
+    for finding in alone:
+        assert [os.path.relpath(os.path.abspath(d), project) for d in finding.deferred_to] == ["engine/solver.py"]
+        assert "this run does not check it" in finding.message
+
+
 def test_positives_and_hard_negatives_are_both_there():
     assert sum(1 for p in PROJECTS if expected(p)) >= 4
     assert sum(1 for p in PROJECTS if not expected(p)) >= 3

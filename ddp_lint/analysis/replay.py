@@ -69,8 +69,9 @@ class SummaryReplay:
         as_optimizers = _handed_optimizers(args, summary)
         handed = as_optimizers + (instance.handed if instance is not None else ())
         module = self._other_module(instance.key if instance is not None and instance.key else summary.key)
-        self._replay_placements(call, summary, actual, truths, via, self._origin_places(positional, keywords, own),
-                                handed, module)
+        places = self._origin_places(positional, keywords, own)
+        early, late = _around_construction(summary) if summary.constructed else (summary, None)
+        self._replay_placements(call, early, actual, truths, via, places, handed, module)
         if first is not None:
             self._replay_self_states(call, summary, dotted, own, instance, via, lambda order: order > first)
             self._replay_argument_states(call, summary, positional, keywords, via, lambda order: order > first)
@@ -86,7 +87,10 @@ class SummaryReplay:
             self._note_instance(call, summary, actual, tuple(h for h in passed if any(h is o for o in as_optimizers)))
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
-            return self._construct(call, summary, actual, truths)
+            built = self._construct(call, summary, actual, truths)
+            if late is not None:
+                self._replay_placements(call, late, actual, truths, via, places, handed, module)
+            return built
         if summary.fields:
             return self._returned_fields(call, summary, actual, positional, keywords, kept)
         return self._result_of(call, summary, actual, positional, keywords, via, own, kept)
@@ -714,6 +718,17 @@ class SummaryReplay:
             if not any(h.obj in held for kept in instance.attributes.values() for h in kept):
                 return Value(new, holders=instance.handed, contains=True)
         return Value(new, holders=tuple(holders), contains=True)
+
+
+def _around_construction(summary: HelperSummary) -> Tuple[HelperSummary, Optional[HelperSummary]]:
+    """The constructor's placements of what its caller handed it, split at the first holder it builds:
+    those after it replay after the new object's holders, in the callee's own order (`Solver(model)`
+    whose `__init__` builds the optimizer and then moves the model orders the two halves itself)."""
+    first = min((inner.site.order for inner, *_ in summary.constructed if isinstance(inner, HolderEvent)), default=None)
+    if first is None or all(placed.event.site.order < first for placed in summary.placements):
+        return summary, None
+    return (dataclasses.replace(summary, placements=[p for p in summary.placements if p.event.site.order < first]),
+            dataclasses.replace(summary, placements=[p for p in summary.placements if p.event.site.order > first]))
 
 
 def placement_signature(event: PlacementEvent) -> Tuple[str, str, str]:
