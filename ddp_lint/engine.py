@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Tuple, Union
@@ -20,11 +19,12 @@ from . import catalog as cat
 from .analysis.module import ModuleAnalysis, analyze_module
 from .analysis.positions import Positions
 from .analysis.stories import holder_stories
+from .analysis.callers import add_callers_placements
 from .analysis.replay import placement_signature
 from .analysis.names import code_text
 from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED, calls_of
 from .rules import RULES
-from .rules.base import RuleHit
+from .rules.base import RuleHit, shown_path
 from .rules.table import kinds_read
 from .settings import Settings
 from .findings import SAFE, UNSAFE, Fix, Related, Reported
@@ -32,7 +32,8 @@ from .documents.python import decode
 from .lines import LineNumber
 from .parsing import Reparser, parse, syntax_tree
 from .planning.planner import FixPlan, Refusal, plan_fix
-from .prefilter import settings_could_match
+from .prefilter import project_could_match, settings_could_match
+from .project.index import found_once
 
 
 @dataclass
@@ -132,8 +133,6 @@ def analyse_source(
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
     if prefilter and not settings_could_match(text, settings):
-        from .prefilter import project_could_match
-
         if project is None or not project_could_match(text, path, settings, project):
             return Parsed(cst.Module(body=[]), [])
     with _cyclic_gc_paused():
@@ -218,6 +217,9 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
     if project is not None and not overwrite and project.catalog is settings.catalog:
         project.remember_calls(path, text, analysis.calls)
+    if project is not None:
+        add_callers_placements(analysis, project, path, lambda caller, code: settings_could_match(code, settings) or (
+            project_could_match(code, caller, settings, project)))
     positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []
 
     def ensure_positions() -> Mapping[cst.CSTNode, CodeRange]:
@@ -251,7 +253,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         seen.add(key)
         related = [
             Related(path, ensure_positions()[r.node].start.line, ensure_positions()[r.node].start.column + 1, r.role, r.message)
-            for r in hit.related
+            for r in hit.related if not r.only_elsewhere
         ]
         for r in hit.related:
             if r.elsewhere is not None:  # the statement inside another module's function that does it
@@ -260,7 +262,12 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         related.extend(_callers(hit, analysis, project, path, text, ensure_positions))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
         message = hit.message
-        if hit.deferred_to:
+        if hit.deferred_to and hit.placements[0].caller_module:
+            modules = " and ".join(_display(p) for p in hit.deferred_to)
+            message += f" (a run that checks {modules} reports this there, at the caller; this run does not check it)"
+            plan = Refusal(f"the placement is made by a caller, in {modules}, once the constructor returned; "
+                           "build the optimizer after that placement, or place the object before building it")
+        elif hit.deferred_to:
             # the report a run that checks that module makes there has the fix, or says why there is none
             via, modules = hit.placements[0].site.via, " and ".join(_display(p) for p in hit.deferred_to)
             message += (f" (a run that checks {modules} reports this there, once for all the callers of `{via}`;"
@@ -394,20 +401,10 @@ def _call_site(site, path: str, text: str, project, positions) -> Optional[Tuple
         start = positions()[call].start
         return path, start.line, start.column + 1
     other = text if same else (project.text_of(where) if project is not None else None)
-    code = cst.Module(body=[]).code_for_node(call)
-    found = list(re.finditer(r"\s*".join(map(re.escape, code.split())), other)) if other else []
-    if len(found) != 1:
+    found = found_once(other, call) if other else None
+    if found is None:
         return None  # not there, or there more than once: which one is unknown
-    at = found[0].start()
-    line = other.count("\n", 0, at) + 1
-    return (path if same else _display(where)), line, at - (other.rfind("\n", 0, at) + 1) + 1
+    return (path if same else _display(where)), found[0], found[1] + 1
 
 
-def _display(other: str) -> str:
-    """Another module's path as the checked paths are shown: relative to the working folder when
-    inside it (the index resolves imports to absolute paths)."""
-    try:
-        relative = os.path.relpath(other)
-    except ValueError:  # another drive
-        return other
-    return other if relative.startswith("..") else relative
+_display = shown_path

@@ -132,6 +132,30 @@ def test_a_caller_of_a_constructor_that_orders_both_halves_reports_them_only_wit
         assert "this run does not check it" in finding.message
 
 
+@pytest.mark.parametrize("project", [p for p in PROJECTS if "_3bf_" in p.name or p.name == "agent_ctor_builds_optimizer"],
+                         ids=lambda p: p.name)
+def test_a_class_checked_without_the_caller_that_moves_its_object_reports_the_pair(project):
+    """`agent = ActorCritic(...); agent.to(device)` in another module, whose constructor built the optimizer:
+    the caller reports the pair (the `# expect:` comments). A run that checks the class's module alone
+    reports it at the optimizer the constructor builds, saying which caller moves the object and where,
+    with no automatic fix; a run that checks both shows the caller's report only. A caller in the class's
+    own module, or a move of a part no optimizer there holds, adds nothing."""
+    together = reports(project, ALL)
+    callers = {path for path, _, _ in expected(project)}
+    classes = [path for path in together if path not in callers and not path.endswith("__init__.py")]
+    assert {(path, f.line, f.code) for path, findings in together.items() for f in findings} == expected(project)
+    for path in classes:
+        alone = reports(project, ALL, [path])[path]
+        if not expected(project):
+            assert alone == []
+            continue
+        assert len(alone) == 1 and alone[0].code == "DDP101", alone
+        assert [os.path.relpath(os.path.abspath(d), project) for d in alone[0].deferred_to] == sorted(callers)
+        assert "(by a caller, in " in alone[0].message and "at the caller; this run does not check it" in alone[0].message
+        assert alone[0].fix is not None and not alone[0].fix.available
+        assert any(os.path.relpath(os.path.abspath(r.path), project) in callers for r in alone[0].related)
+
+
 def test_positives_and_hard_negatives_are_both_there():
     assert sum(1 for p in PROJECTS if expected(p)) >= 4
     assert sum(1 for p in PROJECTS if not expected(p)) >= 3

@@ -242,6 +242,10 @@ class PlacementEvent:
     # for one of this module). Where its side reports the pair, it does so only in a run that checks
     # that module, so the caller's side keeps the pair for the runs that check the caller alone.
     callee_module: str = ""
+    # Made by a caller in another module on an object of this class after its constructor returned
+    # (analysis/callers.py): that module's path. The caller's side reports the pair; this side does only in
+    # a run that does not check that module.
+    caller_module: str = ""
     # Replayed from a helper of the same module (no `elsewhere`): the statement there that makes it, so a
     # summary replayed in another module shows that statement, not the call that reached it.
     source: Optional[cst.CSTNode] = None
@@ -343,6 +347,10 @@ class ScopeEvents:
     # (method, the method it calls through `self`) -> the order of its last such call: what runs inside
     # it, after what (a map, not a list: the order question is asked for every pair of events).
     self_calls: Dict[Tuple[str, str], int] = field(default_factory=dict)
+
+    # A class's scope: the objects its `__init__` built and keeps under an attribute of its own, by id, with
+    # that attribute's path (module._kept_objects): what a caller's move of the new object reaches.
+    kept_parts: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
 
     # The name each holder built here is first bound to (`opt`, `self.optimizer`), by the holder's id: the
     # holder is emitted before its statement binds it, and an event is never changed once emitted.

@@ -368,6 +368,8 @@ def _callee_side(named: HolderEvent, holder: HolderEvent, placement: PlacementEv
     that module, so this side keeps the pair for the runs that do not (`ddp-lint train.py` alone must
     still say that the `Trainer(model, optimizer)` it calls moves the model after `train.py` built the
     optimizer; `findings.shown_in_run`). `named`: the holder under the name this scope gave it."""
+    if placement.caller_module:
+        return placement.caller_module  # a caller's placement of this class's object: that side's report
     if states or not (_callee_owns(holder, placement) or _object_owns(named, placement)):
         return ""
     return placement.callee_module or None

@@ -32,6 +32,9 @@ class CallFact(NamedTuple):
     # (the caller's path, the call): where a callee-side report names its callers; None where no call
     # of the code is meant (a module method counted for a method's callers)
     site: Optional[Tuple[str, cst.Call]] = None
+    # A class's constructor call: the placements the caller's scope then makes on the new object (filled
+    # as its walk goes on), which its class's side reports in a run that does not check the caller
+    after: Optional[list] = None
 
 
 def calls_of(key: Tuple[str, str], calls: List[CallFact], project) -> Optional[List[CallFact]]:

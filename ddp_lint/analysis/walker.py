@@ -109,10 +109,10 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         self.arrival_key: Optional[Tuple[str, str]] = None  # this function's key for its callers, when reported
         self.syncs_self_optimizers = False  # see HelperSummary.syncs_self_optimizers
         self._arrivals: Tuple[HolderEvent, ...] = ()  # optimizers this function was handed (callee side)
-        # Calls of the project's functions and classes seen here: (their (path, name) key, the signatures
-        # of their placements that had already been made here, before the call). The callee side asks
-        # whether every caller placed the model before handing it over.
+        # Calls of the project's functions and classes seen here (summary.CallFact), for their callee side:
+        # did every caller place the model before handing it over, what did it place on what they built?
         self.calls: List[CallFact] = []
+        self._moved_after: Dict[int, list] = {}  # an object a constructor call built: its CallFact.after
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         # ids (and attributes, by handle key) from literals, never modules; tensors trained alone; moved here; made by a class call
         self._data, self._leaves, self._moved, self._class_built = set(), set(), set(), set()
@@ -261,6 +261,8 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
+            if isinstance(event, PlacementEvent) and event.handle.obj in self._moved_after:
+                self._moved_after[event.handle.obj].append(event)
         if isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.REPLACE):
             self._forget_place(event.handle.obj)
 

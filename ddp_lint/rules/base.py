@@ -6,6 +6,8 @@ which the test suite runs. Which placements it reads is its row in `table.py`, n
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
@@ -28,6 +30,9 @@ class NodeRef:
     role: str  # "placement", "state", "wrap"
     message: str
     elsewhere: Optional[Elsewhere] = None  # also shown where another module's function does it
+    # Made by a caller in another module (analysis/callers.py): shown there only, the node here being
+    # the constructor it follows
+    only_elsewhere: bool = False
 
 
 @dataclass
@@ -96,7 +101,8 @@ class HolderRule(Rule):
 
     def _hit(self, story: HolderStory, steps: List[Step], line_of: LineOf) -> RuleHit:
         related = [
-            NodeRef(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere)
+            NodeRef(step.placement.site.node, "placement", placement_phrase(step.placement), step.placement.elsewhere,
+                    bool(step.placement.caller_module))
             for step in steps
         ]
         state = steps[0].state
@@ -105,7 +111,7 @@ class HolderRule(Rule):
         message = self.message(story, steps[0], line_of)
         summary = (
             f"{short_holder(story.holder)} {self.verb} {short_placement(steps[0].placement)} "
-            f"(line {line_of(steps[0].placement.site.node)})"
+            f"(line {placement_line(steps[0].placement, line_of)})"
         )
         node = story.holder.site.statement
         if not story.holder.arrives and line_of(story.holder.site.node) != line_of(node):
@@ -207,7 +213,10 @@ def models_phrase(holder: HolderEvent) -> str:
 def placement_phrase(placement: PlacementEvent) -> str:
     text = placement_text(placement)
     text = text if placement.label.startswith("submodule") else f"`{text}`"
-    if placement.site.via and placement.inherited_from:
+    if placement.caller_module:
+        # made on the object after its constructor returned, by code of another module (analysis/callers.py)
+        text += f" (by a caller, in {shown_path(placement.caller_module)})"
+    elif placement.site.via and placement.inherited_from:
         # a method its users call after the constructor: its line is the class's
         text += f" (inside `{placement.site.via}`, inherited from `{placement.inherited_from}`)"
     elif placement.site.via:
@@ -216,7 +225,24 @@ def placement_phrase(placement: PlacementEvent) -> str:
 
 
 def where(placement: PlacementEvent, line_of: LineOf) -> str:
-    return f"{placement_phrase(placement)} on line {line_of(placement.site.node)}"
+    return f"{placement_phrase(placement)} on line {placement_line(placement, line_of)}"
+
+
+def placement_line(placement: PlacementEvent, line_of: LineOf) -> int:
+    """The line a placement is made on: a caller's in its own module (see `placement_phrase`)."""
+    if placement.caller_module and placement.elsewhere is not None:
+        return placement.elsewhere.where()[1]
+    return line_of(placement.site.node)
+
+
+def shown_path(path: str) -> str:
+    """Another module's path as the checked paths are shown: relative to the working folder when
+    inside it (the project index resolves imports to absolute paths)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if relative.startswith("..") else relative
 
 
 def condition_phrase(holder_site: Site, step: Step) -> str:

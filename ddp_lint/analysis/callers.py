@@ -1,0 +1,92 @@
+"""What the project's callers do with a class's objects once its constructor returned.
+
+`agent = ActorCritic(obs_dim)` whose `__init__` builds `Adam(self.parameters())`, then `agent.to(device)` in
+another module: one bug, reported on the caller's side, where both halves are in view (its replay keeps the
+holder the constructor built on the new object, then sees the move). A run that checks the class's module
+without that caller (a pre-commit hook that sees the changed model file) would say nothing, so the class's
+scope takes the callers' placements of the new object (`CallFact.after`, gathered as each caller's walk
+went on) as made after its constructor, on the parts of `self` they reach. Its report stands only in a run
+that does not check the caller's module, and only where that module's check reports the same placement
+(`PlacementEvent.caller_module`, `stories._callee_side`, `findings.shown_in_run`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Iterator, List, Optional, Tuple
+
+from .events import Elsewhere, Handle, HolderEvent, PlacementEvent, ScopeEvents, Site
+
+
+def add_callers_placements(analysis, project, path: str, reports) -> None:
+    """Each class scope of the module whose constructor builds a holder on the object's own parameters
+    gets the placements its callers in other modules make on the objects it builds. `reports(path,
+    text)`: whether a check of that caller can report anything (the prefilter's answer): one that cannot
+    would never confirm this side's report, so it is not analysed for its calls."""
+    where = os.path.abspath(path)
+    for scope in analysis.scopes:
+        if not scope.class_name or "." in scope.class_name:
+            continue  # a nested class is not reached from other modules
+        built = _built_on_self(scope)
+        if not built:
+            continue
+        facts = project.call_facts((where, scope.class_name), reports)
+        for fact in facts or ():
+            if fact.after and fact.site is not None and os.path.abspath(fact.site[0]) != where:
+                _add(scope, built, fact.after, fact.site[0], project.locator(fact.site[0]))
+
+
+def _built_on_self(scope: ScopeEvents) -> List[HolderEvent]:
+    """The holders the class's `__init__` builds on the parameters of the object or its parts."""
+    return [event for event in scope.events
+            if isinstance(event, HolderEvent) and not event.arrives and event.site.via is None
+            and event.site.function is not None and event.site.function.name.value == "__init__"
+            and any(_part(model, scope) is not None for model in event.models)]
+
+
+def _part(handle: Handle, scope: ScopeEvents) -> Optional[Tuple[str, ...]]:
+    """The path of the part of the new object a handle is (`()` for the object itself), as the
+    constructor's summary reads it (module._part_of_new); None for another object (an argument)."""
+    if handle.text == "self" or handle.text.startswith("self."):
+        return tuple(handle.text.split(".")[1:])
+    if handle.obj in scope.kept_parts:
+        return scope.kept_parts[handle.obj] + tuple(handle.sub)
+    return None
+
+
+def _add(scope: ScopeEvents, built: List[HolderEvent], placements: List[PlacementEvent], caller: str, locate) -> None:
+    init = built[0].site.function
+    order = max(event.site.order for event in scope.events) + 1
+    for event in placements:
+        # as the constructor's last statement: after everything it did, on every path through it
+        site = Site(order, init, (init,))
+        elsewhere = event.elsewhere or Elsewhere(locate, event.site.node)
+        for handle in _reached(event.handle, built, scope):
+            scope.events.append(dataclasses.replace(
+                event, site=site, handle=handle, caller_module=caller, elsewhere=elsewhere, carriers=(),
+                handed_optimizers=(), device_of=frozenset(), device_origins=(), callee_module="", source=None))
+        order += 1
+
+
+def _reached(placed: Handle, built: List[HolderEvent], scope: ScopeEvents) -> Iterator[Handle]:
+    """The handles of the holders' models the caller's placement reaches: all of the object
+    (`agent.to(device)`), or one part and what lies inside it (`agent.net.cuda()`); each shown as the
+    caller names it, and narrowed to the part placed where that lies inside a held model."""
+    placed_path = tuple(placed.sub)
+    shown = placed.text if not placed_path or placed.text.endswith("." + ".".join(placed_path)) else \
+        ".".join((placed.text,) + placed_path)
+    seen = set()
+    for holder in built:
+        for model in holder.models:
+            path = _part(model, scope)
+            if path is None:
+                continue
+            if path[:len(placed_path)] == placed_path:
+                found = Handle(model.obj, model.sub, shown)  # the placement reaches all of this model
+            elif placed_path[:len(path)] == path:
+                found = Handle(model.obj, tuple(model.sub) + placed_path[len(path):], shown)  # a part of it
+            else:
+                continue
+            if (found.obj, found.sub) not in seen:
+                seen.add((found.obj, found.sub))
+                yield found
