@@ -581,7 +581,7 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
     code = _code_of(text)  # the code stage's text: a token in a comment or docstring is no half
     own_holder, own_placement = token_halves(text if code is None else code, catalog, with_wraps, unpickling=False)
     if not (own_holder or own_placement):
-        return False
+        return _calls_meet(text, path, catalog, with_wraps, index)  # the halves were in comments and docstrings
     if own_holder != raw_holder:
         # A file that builds no optimizer itself can only get one from a constructor (`Agent(...)`
         # whose `__init__` builds it): then only calls of classes need a look.

@@ -604,7 +604,10 @@ class ProjectIndex:
         if _outside_package(importer):
             return found
         if calls_in is None:
-            imported, searched = self._callable_imports(text, importer, classes_only)
+            # only the names the text calls are resolved: a model file imports dozens it never calls
+            imported = {local: dotted for local, dotted in _imported_names(text).items() if not _from_outside(dotted)}
+            calls = _calls_through(text, imported)
+            imported, searched = self._callable_imports(text, importer, classes_only, {local for local, _ in calls})
             starred = {}
         else:  # a block of a module the index read: its imports are asked for again by its other blocks
             key = (importer, classes_only)
@@ -612,8 +615,10 @@ class ProjectIndex:
                 self._callable[key] = self._callable_imports(text, importer, classes_only) + (
                     self._star_imported(text, importer),)
             imported, searched, starred = self._callable[key]
-        for local, attribute in _calls_through(text if calls_in is None else calls_in, searched):
-            if (attribute is not None) != searched[local]:
+        if calls_in is not None:
+            calls = _calls_through(calls_in, searched)
+        for local, attribute in calls:
+            if local not in searched or (attribute is not None) != searched[local]:
                 continue  # a module called, or an attribute of a definition
             name = f"{imported[local]}.{attribute}" if attribute else imported[local]
             if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
@@ -628,13 +633,17 @@ class ProjectIndex:
                 found.add((local, resolved) if by_local else resolved)
         return found
 
-    def _callable_imports(self, text: str, importer: str, classes_only: bool) -> Tuple[Dict[str, str], Dict[str, bool]]:
+    def _callable_imports(self, text: str, importer: str, classes_only: bool,
+                          only: Optional[Set[str]] = None) -> Tuple[Dict[str, str], Dict[str, bool]]:
         """The text's imports of project names (local -> dotted), and of those the ones whose calls
-        could count (local -> whether it is a module: its attributes are what is called)."""
+        could count (local -> whether it is a module: its attributes are what is called); `only`: of
+        these local names alone."""
         imported = {local: dotted for local, dotted in _imported_names(text).items()
                     if not _from_outside(dotted)}
         searched: Dict[str, bool] = {}
         for local, dotted in imported.items():
+            if only is not None and local not in only:
+                continue
             resolved = self._resolve(dotted, importer)
             # `local.attribute(` of a definition resolves to `name.attribute` or to a module, and a name
             # that leads nowhere has no attribute that leads anywhere but to a module: neither counts
