@@ -30,16 +30,34 @@ def add_callers_placements(analysis, project, path: str, reports) -> None:
         built = _built_on_self(scope)
         if not built:
             continue
-        facts = project.call_facts((where, scope.class_name), reports)
-        for fact in facts or ():
-            if fact.after and fact.site is not None and os.path.abspath(fact.site[0]) != where:
-                _add(scope, built, fact.after, fact.site[0], project.locator(fact.site[0]))
+        for fact in project.call_facts((where, scope.class_name), reports) or ():
+            for event, sub, caller in _placed_after(fact, project, reports, 0):
+                if os.path.abspath(caller) != where:
+                    _add(scope, built, event, sub, caller, project.locator(caller))
+
+
+def _placed_after(fact, project, reports, depth: int) -> Iterator[Tuple[PlacementEvent, Tuple[str, ...], str]]:
+    """(the placement, the path of the part of the object built by the fact's call it reaches, its
+    module) for each placement a caller made on that object after the call; and, where the object is
+    kept by the constructor that called (`self._wm = WorldModel(...)` in `Dreamer.__init__`), those the
+    callers of that class make on their objects and reach it (`agent = Dreamer(...).to(device)`)."""
+    if fact.site is None or fact.after is None:
+        return
+    for event in fact.after:
+        yield event, tuple(event.handle.sub), fact.site[0]
+    for key, path in fact.kept_as if depth < 3 else ():
+        for outer in project.call_facts(key, reports, own_module=True) or ():
+            for event, sub, caller in _placed_after(outer, project, reports, depth + 1):
+                if sub[:len(path)] == path:
+                    yield event, sub[len(path):], caller
+                elif path[:len(sub)] == sub:
+                    yield event, (), caller  # the whole of the kept object
 
 
 def _built_on_self(scope: ScopeEvents) -> List[HolderEvent]:
     """The holders the class's `__init__` builds on the parameters of the object or its parts."""
     return [event for event in scope.events
-            if isinstance(event, HolderEvent) and not event.arrives and event.site.via is None
+            if isinstance(event, HolderEvent) and not event.arrives
             and event.site.function is not None and event.site.function.name.value == "__init__"
             and any(_part(model, scope) is not None for model in event.models)]
 
@@ -54,27 +72,26 @@ def _part(handle: Handle, scope: ScopeEvents) -> Optional[Tuple[str, ...]]:
     return None
 
 
-def _add(scope: ScopeEvents, built: List[HolderEvent], placements: List[PlacementEvent], caller: str, locate) -> None:
+def _add(scope: ScopeEvents, built: List[HolderEvent], event: PlacementEvent, sub: Tuple[str, ...], caller: str,
+         locate) -> None:
     init = built[0].site.function
-    order = max(event.site.order for event in scope.events) + 1
-    for event in placements:
-        # as the constructor's last statement: after everything it did, on every path through it
-        site = Site(order, init, (init,))
-        elsewhere = event.elsewhere or Elsewhere(locate, event.site.node)
-        for handle in _reached(event.handle, built, scope):
-            scope.events.append(dataclasses.replace(
-                event, site=site, handle=handle, caller_module=caller, elsewhere=elsewhere, carriers=(),
-                handed_optimizers=(), device_of=frozenset(), device_origins=(), callee_module="", source=None))
-        order += 1
+    # as the constructor's last statement: after everything it did, on every path through it
+    site = Site(max(event.site.order for event in scope.events) + 1, init, (init,))
+    elsewhere = event.elsewhere or Elsewhere(locate, event.site.node)
+    for handle in _reached(event.handle, sub, built, scope):
+        scope.events.append(dataclasses.replace(
+            event, site=site, handle=handle, caller_module=caller, elsewhere=elsewhere, carriers=(),
+            handed_optimizers=(), device_of=frozenset(), device_origins=(), callee_module="", source=None))
 
 
-def _reached(placed: Handle, built: List[HolderEvent], scope: ScopeEvents) -> Iterator[Handle]:
-    """The handles of the holders' models the caller's placement reaches: all of the object
-    (`agent.to(device)`), or one part and what lies inside it (`agent.net.cuda()`); each shown as the
-    caller names it, and narrowed to the part placed where that lies inside a held model."""
-    placed_path = tuple(placed.sub)
-    shown = placed.text if not placed_path or placed.text.endswith("." + ".".join(placed_path)) else \
-        ".".join((placed.text,) + placed_path)
+def _reached(placed: Handle, placed_path: Tuple[str, ...], built: List[HolderEvent],
+             scope: ScopeEvents) -> Iterator[Handle]:
+    """The handles of the holders' models a caller's placement reaches, `placed_path` being the part of
+    this class's object it places: all of it (`agent.to(device)`), or one part and what lies inside it
+    (`agent.net.cuda()`); each shown as the caller names it, and narrowed to the part placed where that
+    lies inside a held model."""
+    sub = tuple(placed.sub)
+    shown = placed.text if not sub or placed.text.endswith("." + ".".join(sub)) else ".".join((placed.text,) + sub)
     seen = set()
     for holder in built:
         for model in holder.models:

@@ -294,6 +294,7 @@ def _walk_methods(walker: ScopeWalker, methods: List[cst.FunctionDef], qualified
         if method.name.value == "__init__":
             walker.scope.init_calls = frozenset(walker.self_calls)
             walker.scope.kept_parts = _kept_objects(walker)
+            walker.note_kept_objects((where, qualified), walker.scope.kept_parts)
 
 
 def _base_classes(klass: cst.ClassDef, classes: Dict[str, cst.ClassDef]) -> List[cst.ClassDef]:

@@ -51,10 +51,12 @@ class SummaryReplay:
         if inherited and dotted == "self.__init__":
             self._keep_base_attributes(summary, actual, positional, keywords)
         key = self._caller_of(summary, dotted, own, instance, inherited)
-        after = [] if summary.constructed or id(call) in self._built else None
+        fact = None
         if key is not None:
-            self.calls.append(CallFact(key, self._placed_before(summary, actual),
-                                       self._handed(summary, call, positional, keywords), (self.path, call), after))
+            constructs = summary.constructed or id(call) in self._built
+            fact = CallFact(key, self._placed_before(summary, actual), self._handed(summary, call, positional, keywords),
+                            (self.path, call), [] if constructs else None, [] if constructs else None)
+            self.calls.append(fact)
         via = f"{summary.name}()"
         if self.dispatching is not None and dotted.startswith("self.") and dotted[5:] in self.dispatching[1]:
             via = f"{self.dispatching[0]}.{summary.name}()"  # the subclass's override runs
@@ -89,8 +91,8 @@ class SummaryReplay:
         if summary.constructed or id(call) in self._built:
             # a new object: what its constructor built, and what it keeps of the arguments
             built = self._construct(call, summary, actual, truths)
-            if key is not None and after is not None:
-                self._moved_after[built.handle.obj] = after
+            if fact is not None and fact.after is not None and built.handle is not None:
+                self._built_by[built.handle.obj] = fact
             if late is not None:
                 self._replay_placements(call, late, actual, truths, via, places, handed, module)
             return built

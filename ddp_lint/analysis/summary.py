@@ -33,8 +33,11 @@ class CallFact(NamedTuple):
     # of the code is meant (a module method counted for a method's callers)
     site: Optional[Tuple[str, cst.Call]] = None
     # A class's constructor call: the placements the caller's scope then makes on the new object (filled
-    # as its walk goes on), which its class's side reports in a run that does not check the caller
+    # as its walk goes on), which its class's side reports in a run that does not check the caller; and,
+    # where the caller is a constructor that keeps the object (`self._wm = WorldModel(...)`), that class's
+    # key and the attribute's path: its own callers' placements of their objects reach this one there
     after: Optional[list] = None
+    kept_as: Optional[list] = None
 
 
 def calls_of(key: Tuple[str, str], calls: List[CallFact], project) -> Optional[List[CallFact]]:

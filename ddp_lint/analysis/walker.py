@@ -112,7 +112,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
         # Calls of the project's functions and classes seen here (summary.CallFact), for their callee side:
         # did every caller place the model before handing it over, what did it place on what they built?
         self.calls: List[CallFact] = []
-        self._moved_after: Dict[int, list] = {}  # an object a constructor call built: its CallFact.after
+        self._built_by: Dict[int, CallFact] = {}  # an object a constructor call built: that call's fact
         self._free: Dict[str, Handle] = {}  # names never bound here: one object wherever they are read
         # ids (and attributes, by handle key) from literals, never modules; tensors trained alone; moved here; made by a class call
         self._data, self._leaves, self._moved, self._class_built = set(), set(), set(), set()
@@ -261,10 +261,17 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             if self._synced and isinstance(event, PlacementEvent):
                 event = dataclasses.replace(event, synced=True)
             self.scope.events.append(event)
-            if isinstance(event, PlacementEvent) and event.handle.obj in self._moved_after:
-                self._moved_after[event.handle.obj].append(event)
+            if isinstance(event, PlacementEvent) and event.handle.obj in self._built_by:
+                self._built_by[event.handle.obj].after.append(event)
         if isinstance(event, PlacementEvent) and event.kind in (cat.MOVE, cat.REPLACE):
             self._forget_place(event.handle.obj)
+
+    def note_kept_objects(self, key: Tuple[str, str], kept: Dict[int, Tuple[str, ...]]) -> None:
+        """At the end of a class's `__init__` (its key): the objects its constructor calls built that it
+        keeps, under which attribute (see CallFact.kept_as)."""
+        for obj, path in kept.items():
+            if obj in self._built_by:
+                self._built_by[obj].kept_as.append((key, path))
 
     def _run_handlers(self, call: cst.Call, owner: str, method: str) -> None:
         """`trainer.run(loader)`: the functions registered on `trainer` run now, in the order they were

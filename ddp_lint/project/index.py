@@ -251,12 +251,12 @@ class ProjectIndex:
         return _from_outside(dotted) or self._resolve(dotted + (f".{rest}" if rest else ""), importer) is None
 
     # ----- for the callee side ------------------------------------------------------------------------
-    def call_facts(self, key: Tuple[str, str], asked=None) -> Optional[List[tuple]]:
+    def call_facts(self, key: Tuple[str, str], asked=None, own_module: bool = False) -> Optional[List[tuple]]:
         """What the project's other modules do before calling the function or class `key` ((path,
         name)): for each call, the signatures of the callee's placements already made on what is passed
         (see ScopeWalker.calls). A module is analysed only when its text names the callee and imports
-        it, and `asked(path, text)` (when given) says so; None when the tree is too large to search
-        (every caller is then unknown)."""
+        it, and `asked(path, text)` (when given) says so; `own_module`: the callee's module's calls too;
+        None when the tree is too large to search (every caller is then unknown)."""
         path, name = key
         if not name or name.count(".") > 1:
             return []  # a nested definition: not reached from other modules
@@ -269,7 +269,7 @@ class ProjectIndex:
         module = package_root(path)[1].rsplit(".", 1)[-1]
         facts = []
         for candidate in files:
-            if candidate == path:
+            if candidate == path and not own_module:
                 continue  # the callee's own file: its analysis has them
             text = self._peek(candidate)
             # the substring first: a pattern that opens with `\b` is tried at every position
@@ -277,7 +277,8 @@ class ProjectIndex:
                 continue
             # it must import the name or its module (`from loop import train`, `import loop`), or may
             # through a star import (`from deep_rl import *`; its analysis resolves the name or not)
-            if not any(part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")) \
+            if candidate != path and not any(
+                    part in (name, module) for dotted in _imported_names(text).values() for part in dotted.split(".")) \
                     and not (_may_star_import(text) and _STAR_IMPORT.search(text)):
                 continue
             if asked is not None and not asked(candidate, text):
