@@ -126,10 +126,12 @@ def _yielded(hits: List[RuleHit]) -> List[RuleHit]:
 
 def analyse_source(
     source: Union[str, bytes], path: str = "<string>", settings: Optional[Settings] = None, prefilter: bool = True,
-    project=None, reparser: Optional[Reparser] = None,
+    project=None, reparser: Optional[Reparser] = None, callers_side: bool = True,
 ) -> Parsed:
     """`project` (a `ProjectIndex`) follows calls into the checked project's other modules; `reparser`
-    (an editor buffer's) parses again only the top-level statements that changed since its last text."""
+    (an editor buffer's) parses again only the top-level statements that changed since its last text.
+    `callers_side=False` leaves out a class's reports of what its callers in other modules place
+    (analysis/callers.py): a front end that sees one file at a time never shows them."""
     settings = settings or Settings()
     text = decode(source).text if isinstance(source, bytes) else source.lstrip("\ufeff")
     if prefilter and not settings_could_match(text, settings):
@@ -139,12 +141,14 @@ def analyse_source(
         made = _made_for_a_callee(text, path, settings, project) if reparser is None else None
         if made is not None:
             module, analysis = made
-            return Parsed(module, findings_for(module, text, path, settings, project, analysis=analysis))
+            return Parsed(module, findings_for(module, text, path, settings, project, analysis=analysis,
+                                               callers_side=callers_side))
         if reparser is None:
             module, positions = parse(text), None
         else:
             module, positions = reparser.parse(text)
-        return Parsed(module, findings_for(module, text, path, settings, project, positions), positions)
+        return Parsed(module, findings_for(module, text, path, settings, project, positions, callers_side=callers_side),
+                      positions)
 
 
 def _made_for_a_callee(text: str, path: str, settings: Settings, project):
@@ -207,7 +211,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 def findings_for(module: cst.Module, text: str, path: str, settings: Settings, project=None,
                  known_positions: Optional[Mapping[cst.CSTNode, CodeRange]] = None,
-                 analysis: Optional[ModuleAnalysis] = None) -> List[Diagnostic]:
+                 analysis: Optional[ModuleAnalysis] = None, callers_side: bool = True) -> List[Diagnostic]:
 
     codes = [code for code in settings.selection.codes() if code in RULES]
     if not codes:
@@ -217,7 +221,7 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         analysis = analyze_module(module, settings.catalog, overwrite, project, path, source=text)
     if project is not None and not overwrite and project.catalog is settings.catalog:
         project.remember_calls(path, text, analysis.calls)
-    if project is not None:
+    if project is not None and callers_side:
         add_callers_placements(analysis, project, path, lambda caller, code: settings_could_match(code, settings) or (
             project_could_match(code, caller, settings, project)))
     positions: List[Mapping[cst.CSTNode, CodeRange]] = [known_positions] if known_positions is not None else []

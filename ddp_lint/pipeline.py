@@ -82,14 +82,15 @@ def check(document: Document, settings: Settings, project=None, edits: bool = Fa
     """`reparser` (a `parsing.Reparser`): an editor buffer's, which parses again only what changed.
     `deferred`: keep a caller's reports of pairs the called function's side reports (a run that knows
     its files decides, `findings.shown_in_run`); without it the function's side is the one report."""
-    parsed, diagnostics = _diagnostics(document, settings, project, noqa, prefilter, reparser)
+    parsed, diagnostics = _diagnostics(document, settings, project, noqa, prefilter, reparser, deferred)
     findings = [wire(d, document, parsed, edits) for d in diagnostics]
     return findings if deferred else shown_in_run(findings, None)
 
 
 def _diagnostics(document: Document, settings: Settings, project=None, noqa: bool = True, prefilter: bool = True,
-                 reparser=None):
-    """(the parse, the diagnostics in program lines) of a document; (None, []) when nothing can be found."""
+                 reparser=None, deferred: bool = True):
+    """(the parse, the diagnostics in program lines) of a document; (None, []) when nothing can be found.
+    `deferred`: a class's reports of what its callers in other modules place are made (see `check`)."""
     program = document.program
     if program is None:
         return None, []  # a notebook without Python code cells
@@ -110,7 +111,8 @@ def _diagnostics(document: Document, settings: Settings, project=None, noqa: boo
     from .engine import analyse_source
     from .suppression import unsuppressed
 
-    parsed = analyse_source(program, document.path, settings, prefilter=False, project=project, reparser=reparser)
+    parsed = analyse_source(program, document.path, settings, prefilter=False, project=project, reparser=reparser,
+                            callers_side=deferred)
     noqa = noqa and not settings.ignore_noqa
     return parsed, (unsuppressed(parsed.findings, program) if noqa else parsed.findings)
 
@@ -124,7 +126,7 @@ def add_noqa(document: Document, settings: Settings, project=None, write: bool =
     from .noqa_edits import apply, insertions
     from .suppression import unsuppressed
 
-    _, diagnostics = _diagnostics(document, settings, project)
+    _, diagnostics = _diagnostics(document, settings, project, deferred=run is not None)
     diagnostics = shown_in_run(diagnostics, set(run) if run is not None else None,
                                lambda module: placements_reported_in(module, settings, project))
     program = document.program
