@@ -27,6 +27,8 @@ def add_callers_placements(analysis, project, path: str, reports) -> None:
     for scope in analysis.scopes:
         if not scope.class_name or "." in scope.class_name:
             continue  # a nested class is not reached from other modules
+        # an analysis made for another check (a caller's, kept by the index) is asked anew, never twice
+        scope.events = [e for e in scope.events if not (isinstance(e, PlacementEvent) and e.caller_module)]
         built = _built_on_self(scope)
         if not built:
             continue
@@ -76,7 +78,7 @@ def _add(scope: ScopeEvents, built: List[HolderEvent], event: PlacementEvent, su
          locate) -> None:
     init = built[0].site.function
     # as the constructor's last statement: after everything it did, on every path through it
-    site = Site(max(event.site.order for event in scope.events) + 1, init, (init,))
+    site = Site(max(each.site.order for each in scope.events) + 1, init, (init,))
     elsewhere = event.elsewhere or Elsewhere(locate, event.site.node)
     for handle in _reached(event.handle, sub, built, scope):
         scope.events.append(dataclasses.replace(
