@@ -21,7 +21,7 @@ from .analysis.positions import Positions
 from .analysis.stories import holder_stories
 from .analysis.callers import add_callers_placements
 from .analysis.replay import placement_signature
-from .analysis.names import code_text
+from .analysis.names import code_text, found_once
 from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED, calls_of
 from .rules import RULES
 from .rules.base import RuleHit, shown_path
@@ -33,7 +33,6 @@ from .lines import LineNumber
 from .parsing import Reparser, parse, syntax_tree
 from .planning.planner import FixPlan, Refusal, plan_fix
 from .prefilter import project_could_match, settings_could_match
-from .project.index import found_once
 
 
 @dataclass

@@ -6,6 +6,7 @@ import statements answers the only question the rules ask ("is this callee torch
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -52,6 +53,18 @@ def code_text(node: cst.CSTNode) -> str:
     and keeps its spelling otherwise (quotes, brackets, spacing within a line)."""
     text = cst.Module(body=[]).code_for_node(node).strip()
     return text if "\n" not in text else _one_line(text)
+
+
+def found_once(text: str, node) -> Optional[Tuple[int, int]]:
+    """(line, 0-based column) where a node's code occurs once in a module's text; None when it is not
+    there or is there more than once (which one is meant is unknown). A node's code printed alone lacks
+    its block's indentation on its continuation lines, so the whitespace between tokens matches loosely."""
+    code = cst.Module(body=[]).code_for_node(node)
+    found = list(re.finditer(r"\s*".join(map(re.escape, code.split())), text))
+    if len(found) != 1:
+        return None
+    at = found[0].start()
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1)
 
 
 def _one_line(text: str) -> str:

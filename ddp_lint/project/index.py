@@ -407,6 +407,8 @@ class ProjectIndex:
         stable-baselines3's run); (path, 1, 0) when it is not there once."""
         def locate(node) -> Tuple[str, int, int]:
             text = self.text_of(path)
+            from ..analysis.names import found_once  # here: the flake8 plugin imports this module without LibCST
+
             found = found_once(text, node) if text is not None else None
             return (path,) + found if found is not None else (path, 1, 0)
 
@@ -1280,20 +1282,6 @@ def _decorators_above(text: str, start: int) -> str:
     while lines and lines[-1].startswith("@"):
         taken.insert(0, lines.pop())
     return "".join(taken)
-
-
-def found_once(text: str, node) -> Optional[Tuple[int, int]]:
-    """(line, 0-based column) where a node's code occurs once in a module's text; None when it is not
-    there or is there more than once (which one is meant is unknown). A node's code printed alone lacks
-    its block's indentation on its continuation lines, so the whitespace between tokens matches loosely."""
-    import libcst as cst
-
-    code = cst.Module(body=[]).code_for_node(node)
-    found = list(re.finditer(r"\s*".join(map(re.escape, code.split())), text))
-    if len(found) != 1:
-        return None
-    at = found[0].start()
-    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1)
 
 
 def _locator(path: str, module, line_map):
