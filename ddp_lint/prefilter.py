@@ -595,6 +595,12 @@ def project_could_match(text: str, path: str, settings, index) -> bool:
 
 
 def _calls_meet(text: str, path: str, catalog: cat.Catalog, with_wraps: bool, index) -> bool:
+    """Whether a file that names neither half gets both from its calls. A text that never names an
+    optimizer holds one only inside an object a constructor built (`SessionGraph(opt)` keeps it; a
+    function's optimizer is bound to a name that names it): the calls of classes are asked first, and
+    all its calls only when one of those builds an optimizer."""
+    if not any(h for h, _, _ in index.called_halves(text, path, with_wraps, classes_only=True).values()):
+        return False
     external = index.called_halves(text, path, with_wraps)
     if not _halves_meet(False, False, external):
         return False

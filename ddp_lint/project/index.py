@@ -610,6 +610,8 @@ class ProjectIndex:
             # only the names the text calls are resolved: a model file imports dozens it never calls
             imported = {local: dotted for local, dotted in _imported_names(text).items() if not _from_outside(dotted)}
             calls = _calls_through(text, imported)
+            if classes_only:  # `Agent(` and `mod.Agent(`: the other names need no resolving
+                calls = {(local, attribute) for local, attribute in calls if (attribute or local)[:1].isupper()}
             imported, searched = self._callable_imports(text, importer, classes_only, {local for local, _ in calls})
             starred = {}
         else:  # a block of a module the index read: its imports are asked for again by its other blocks
