@@ -90,16 +90,17 @@ def place(model):
 
 
 @pytest.mark.parametrize("body, expected", [
-    # the constructor orders both halves itself: its module reports that pair, the caller has none
-    ("    return Engine(model)\n", False),
-    ("    engine = Engine(model)\n    return engine.opt\n", False),
+    # the constructor orders both halves itself: its module reports that pair, and the caller reports it
+    # too in a run that does not check that module (shown then only: findings.shown_in_run)
+    ("    return Engine(model)\n", True),
+    ("    engine = Engine(model)\n    return engine.opt\n", True),
     # the caller orders two calls: a holder and a placement from two blocks
     ("    engine = Engine(model)\n    engine.build(model)\n    engine.place(model)\n", True),
     ("    opt = make_optimizer(model)\n    place(model)\n    return opt\n", True),
     ("    opt = make_optimizer(model)\n    return Engine(model), opt\n", True),
     ("    engine = Engine(model)\n    model.half()\n", True),  # its own placement after the holder
 ])
-def test_a_pair_one_called_block_makes_alone_is_the_callee_s(tmp_path, body, expected):
+def test_a_pair_one_called_block_makes_alone_reaches_the_caller_too(tmp_path, body, expected):
     (tmp_path / "helpers.py").write_text(ENGINE)
     caller = "from helpers import Engine, make_optimizer, place\n\ndef train(model):\n" + body
     index = ProjectIndex([str(tmp_path)])
