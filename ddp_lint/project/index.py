@@ -455,29 +455,25 @@ class ProjectIndex:
         return not _outside_package(path)
 
     def called_halves(self, text: str, importer: str, with_wraps: bool,
-                      classes_only: bool = False) -> Dict[str, Tuple[bool, bool, bool]]:
+                      classes_only: bool = False) -> Dict[str, Tuple[bool, bool]]:
         """For each name this text calls through a project import (a module alias for `mod.f(...)`),
         whether what it calls could hold or place, judged on the text of the definition's own block
         (a `def` at the margin, or a class's `__init__`); what that calls in turn is not followed
         here (the walker follows it once the file is parsed). `classes_only`: only calls of names
-        spelled as classes are looked at.
-
-        The third value says the two halves came from one block alone (a constructor that builds an
-        optimizer and moves the model): that order is the callee's, and the engine reports it there
-        (one report per bug), so the name alone gives a caller nothing to report."""
-        halves: Dict[str, Tuple[bool, bool, bool]] = {}
+        spelled as classes are looked at."""
+        halves: Dict[str, Tuple[bool, bool]] = {}
 
         def add(local: str, h: bool, p: bool) -> None:
             if h or p:
-                before = halves.get(local)
-                halves[local] = (h, p, h and p) if before is None else (before[0] or h, before[1] or p, False)
+                before = halves.get(local, (False, False))
+                halves[local] = (before[0] or h, before[1] or p)
 
         attribute_calls: Optional[Set[str]] = None
         for local, (path, name) in self._called_definitions(text, importer, True, classes_only):
             if classes_only and not name[:1].isupper():
                 continue
             add(local, *self._sharp_halves(path, name, with_wraps))
-            if halves.get(local) == (True, True, False):
+            if halves.get(local) == (True, True):
                 continue  # the caller may order these halves: nothing more to learn of this name
             if not name[:1].isupper():
                 # a factory (`backend = choose_backend(model, device)`): the objects it returns are
@@ -607,12 +603,7 @@ class ProjectIndex:
         if _outside_package(importer):
             return found
         if calls_in is None:
-            # only the names the text calls are resolved: a model file imports dozens it never calls
-            imported = {local: dotted for local, dotted in _imported_names(text).items() if not _from_outside(dotted)}
-            calls = _calls_through(text, imported)
-            if classes_only:  # `Agent(` and `mod.Agent(`: the other names need no resolving
-                calls = {(local, attribute) for local, attribute in calls if (attribute or local)[:1].isupper()}
-            imported, searched = self._callable_imports(text, importer, classes_only, {local for local, _ in calls})
+            imported, searched = self._callable_imports(text, importer, classes_only)
             starred = {}
         else:  # a block of a module the index read: its imports are asked for again by its other blocks
             key = (importer, classes_only)
@@ -620,10 +611,8 @@ class ProjectIndex:
                 self._callable[key] = self._callable_imports(text, importer, classes_only) + (
                     self._star_imported(text, importer),)
             imported, searched, starred = self._callable[key]
-        if calls_in is not None:
-            calls = _calls_through(calls_in, searched)
-        for local, attribute in calls:
-            if local not in searched or (attribute is not None) != searched[local]:
+        for local, attribute in _calls_through(text if calls_in is None else calls_in, searched):
+            if (attribute is not None) != searched[local]:
                 continue  # a module called, or an attribute of a definition
             name = f"{imported[local]}.{attribute}" if attribute else imported[local]
             if classes_only and not name.rsplit(".", 1)[-1][:1].isupper():
@@ -638,17 +627,13 @@ class ProjectIndex:
                 found.add((local, resolved) if by_local else resolved)
         return found
 
-    def _callable_imports(self, text: str, importer: str, classes_only: bool,
-                          only: Optional[Set[str]] = None) -> Tuple[Dict[str, str], Dict[str, bool]]:
+    def _callable_imports(self, text: str, importer: str, classes_only: bool) -> Tuple[Dict[str, str], Dict[str, bool]]:
         """The text's imports of project names (local -> dotted), and of those the ones whose calls
-        could count (local -> whether it is a module: its attributes are what is called); `only`: of
-        these local names alone."""
+        could count (local -> whether it is a module: its attributes are what is called)."""
         imported = {local: dotted for local, dotted in _imported_names(text).items()
                     if not _from_outside(dotted)}
         searched: Dict[str, bool] = {}
         for local, dotted in imported.items():
-            if only is not None and local not in only:
-                continue
             resolved = self._resolve(dotted, importer)
             # `local.attribute(` of a definition resolves to `name.attribute` or to a module, and a name
             # that leads nowhere has no attribute that leads anywhere but to a module: neither counts
