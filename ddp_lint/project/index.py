@@ -402,9 +402,9 @@ class ProjectIndex:
 
     def locator(self, path: str):
         """Where a node of a caller's analysis (`_calls_in`, `remember_calls`) lies in that module: (path,
-        line, 0-based column), found by its text (`found_once`), as the trees of callers are not kept
-        (holding each checked file's tree made every collection of the cyclic collector slower: 16% of
-        stable-baselines3's run); (path, 1, 0) when it is not there once."""
+        line, 0-based column), found by its text (`found_once`): the callers' trees are not kept (each
+        checked file's would stay alive for the whole run, for the few reports that name a caller's line);
+        (path, 1, 0) when it is not there once."""
         def locate(node) -> Tuple[str, int, int]:
             text = self.text_of(path)
             from ..analysis.names import found_once  # here: the flake8 plugin imports this module without LibCST
