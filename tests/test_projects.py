@@ -206,6 +206,33 @@ def test_cache_follows_a_change_in_the_callee_module_only(tmp_path, capsys):
     assert _run_cli(tmp_path, capsys) == both
 
 
+def test_a_class_checked_alone_follows_a_change_in_its_callers_module(tmp_path, capsys):
+    """The class's side of a pair its caller orders (`policy.to(device)` after `Policy()` built the
+    optimizer): a run that checks the class's module alone reports it, from the cache too, in a pool too;
+    once the caller stops moving the object, the cached report goes although the class never changed,
+    and it comes back with the move. The caller's module is the report's dependency, also while its
+    check can report nothing (it is then not analysed)."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    (tmp_path / "agents" / "policy.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Policy(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.net = nn.Linear(4, 2)\n"
+        "        self.opt = torch.optim.Adam(self.parameters(), lr=1e-3)\n")
+    moving = ("from agents.policy import Policy\n\n\ndef run(device):\n    policy = Policy()\n    policy.to(device)\n"
+              "    return policy\n")
+    still = "from agents.policy import Policy\n\n\ndef run(device):\n    policy = Policy()\n    return policy\n"
+    alone = {"paths": ("agents/policy.py",)}
+    class_side = (1, [(os.path.join("agents", "policy.py"), 9, "DDP101")])
+    (tmp_path / "main.py").write_text(moving)
+    for extra in (("--no-cache",), (), (), ("--no-cache", "-j", "2")):
+        assert _run_cli(tmp_path, capsys, *extra, **alone) == class_side
+    assert _run_cli(tmp_path, capsys) == (1, [("main.py", 5, "DDP101")])  # both checked: the caller's only
+    (tmp_path / "main.py").write_text(still)
+    assert _run_cli(tmp_path, capsys, **alone) == (0, [])
+    (tmp_path / "main.py").write_text(moving)
+    assert _run_cli(tmp_path, capsys, **alone) == class_side
+
+
 def test_one_report_per_bug_in_each_run(tmp_path, capsys):
     """The caller hands its optimizer to the API that moves the model: a run that checks the API's
     module reports the pair there once; a run that checks the caller alone (a pre-commit hook that

@@ -282,6 +282,7 @@ class ProjectIndex:
                     and not (_may_star_import(text) and _STAR_IMPORT.search(text)):
                 continue
             if asked is not None and not asked(candidate, text):
+                self.consulted.add(candidate)  # it calls the callee: what it places may change the answer
                 continue
             facts.extend(fact for fact in self._calls_in(candidate) if fact[0] == key)
         return facts
