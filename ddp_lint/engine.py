@@ -58,7 +58,7 @@ class Diagnostic(Reported):
     @property
     def deferred_to(self) -> List[str]:
         """The modules whose side reports this pair too (see `findings.shown_in_run`), as paths are shown."""
-        return [_display(path) for path in self.hit.deferred_to] if self.hit is not None else []
+        return [shown_path(path) for path in self.hit.deferred_to] if self.hit is not None else []
 
     @property
     def deferred_at(self) -> List[Tuple[str, int]]:
@@ -67,7 +67,7 @@ class Diagnostic(Reported):
         placements = self.hit.placements if self.hit is not None and self.hit.deferred_to else ()
         if any(p.elsewhere is None for p in placements):
             return []
-        return [(_display(where), line) for where, line, _ in (p.elsewhere.where() for p in placements)]
+        return [(shown_path(where), line) for where, line, _ in (p.elsewhere.where() for p in placements)]
 
     @property
     def message(self) -> str:
@@ -261,18 +261,18 @@ def findings_for(module: cst.Module, text: str, path: str, settings: Settings, p
         for r in hit.related:
             if r.elsewhere is not None:  # the statement inside another module's function that does it
                 other, line, column = r.elsewhere.where()
-                related.append(Related(_display(other), line, column + 1, r.role, r.message))
+                related.append(Related(shown_path(other), line, column + 1, r.role, r.message))
         related.extend(_callers(hit, analysis, project, path, text, ensure_positions))
         plan = plan_fix(hit.story, module, line_of, followed) if hit.story is not None else None
         message = hit.message
+        modules = " and ".join(shown_path(p) for p in hit.deferred_to)
+        # the report a run that checks that module makes there has the fix, or says why there is none
         if hit.deferred_to and hit.placements[0].caller_module:
-            modules = " and ".join(_display(p) for p in hit.deferred_to)
             message += f" (a run that checks {modules} reports this there, at the caller; this run does not check it)"
             plan = Refusal(f"the placement is made by a caller, in {modules}, once the constructor returned; "
                            "build the optimizer after that placement, or place the object before building it")
         elif hit.deferred_to:
-            # the report a run that checks that module makes there has the fix, or says why there is none
-            via, modules = hit.placements[0].site.via, " and ".join(_display(p) for p in hit.deferred_to)
+            via = hit.placements[0].site.via
             message += (f" (a run that checks {modules} reports this there, once for all the callers of `{via}`;"
                         " this run does not check it)")
             plan = Refusal(f"the placement is made inside `{via}`, in {modules}; place the model before the "
@@ -407,7 +407,6 @@ def _call_site(site, path: str, text: str, project, positions) -> Optional[Tuple
     found = found_once(other, call) if other else None
     if found is None:
         return None  # not there, or there more than once: which one is unknown
-    return (path if same else _display(where)), found[0], found[1] + 1
+    return (path if same else shown_path(where)), found[0], found[1] + 1
 
 
-_display = shown_path

@@ -112,8 +112,9 @@ class Finding(Reported):
     fix: Optional[Fix] = None
     cell: Optional[int] = None  # notebooks: 1-based cell position, markdown cells counted
     summary: str = ""  # the concise line: what, and the line of the placement
-    # A caller's report of a pair that the function or object it calls reports on its side: that
-    # side's module, as paths are shown. A run that checks that module drops this report.
+    # A report of a pair the other side reports too (the function or object a caller calls; the caller
+    # that placed a class's object): that side's module, as paths are shown. A run that checks that
+    # module drops this report.
     deferred_to: List[str] = field(default_factory=list)
     # and where that module makes the placement (path as shown, line): the report stands only where a
     # check of that module reports a placement there too (see `shown_in_run`)
@@ -156,10 +157,11 @@ class Finding(Reported):
 
 def shown_in_run(findings: List[T], checked: Optional[Set[str]],
                  reported: Optional[Callable[[str], FrozenSet[Tuple[str, int]]]] = None) -> List[T]:
-    """One report per bug in a run: a caller's report of a pair that the function or object it calls
-    reports on its side is dropped when the run checks that side's module too (`checked`: the run's files,
-    absolute), and always when the run's files are unknown (`None`: an editor's buffer, flake8's one
-    file at a time), where the function's side is the one report. Otherwise it stands only where a check
+    """One report per bug in a run: a report of a pair the other side reports too (a caller's, of what
+    the function or object it calls reports; a class's, of what its caller reports) is dropped when the
+    run checks that side's module too (`checked`: the run's files, absolute), and always when the run's
+    files are unknown (`None`: an editor's buffer, flake8's one file at a time), where that side's is
+    the one report. Otherwise it stands only where a check
     of that module reports the same placement (`reported(module)`: the (absolute path, line) of every
     placement it reports; engine.placements_reported), asked only of the few reports left here."""
     def shown(finding: T) -> bool:

@@ -27,11 +27,11 @@ def add_callers_placements(analysis, project, path: str, reports) -> None:
     for scope in analysis.scopes:
         if not scope.class_name or "." in scope.class_name:
             continue  # a nested class is not reached from other modules
-        # an analysis made for another check (a caller's, kept by the index) is asked anew, never twice
-        scope.events = [e for e in scope.events if not (isinstance(e, PlacementEvent) and e.caller_module)]
         built = _built_on_self(scope)
         if not built:
             continue
+        # an analysis made for another check (a caller's, kept by the index) is asked anew, never twice
+        scope.events = [e for e in scope.events if not (isinstance(e, PlacementEvent) and e.caller_module)]
         for fact in project.call_facts((where, scope.class_name), reports) or ():
             for event, sub, caller in _placed_after(fact, project, reports, 0):
                 if os.path.abspath(caller) != where:

@@ -44,9 +44,10 @@ class Step:
     # The holder's state tensors moved to the model's device after this move (`state[k] = v.cuda()`):
     # the state follows the model, the order does not (the holder was built first).
     state_moved: Optional[StateMovedEvent] = None
-    # A pair the function or object called at the placement reports on its side, in a module other
-    # than this one: that module's path. The step stands only when no other step of the
-    # holder does, and its report is shown only in runs that do not check that module (engine.py).
+    # A pair the other side reports in a module other than this one (the function or object called at
+    # the placement; for a class, the caller that placed its object: `_callee_side`): that module's path.
+    # The step stands only when no other step of the holder does, and its report is shown only in runs
+    # that do not check that module (engine.py).
     deferred_to: str = ""
 
 
