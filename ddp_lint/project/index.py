@@ -17,6 +17,7 @@ same-file helper has none).
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import gc
 import hashlib
@@ -721,7 +722,7 @@ class ProjectIndex:
                 from ..prefilter import code_only
 
                 code = code_only(block)  # as the prefilter's code stage: docstrings and comments do nothing
-                result = judge(block if code is None else code, text, self.catalog, with_wraps)
+                result = judge(block if code is None else code, block, text, self.catalog, with_wraps)
                 if result != (True, True) and depth < 3:
                     # what it calls of its own module counts (`self.opt = make_opt(net)` in `__init__`)
                     defined = _top_level_functions(text)
@@ -884,21 +885,23 @@ def _object_calls(text: str, token: "re.Pattern[str]") -> Tuple[int, int]:
 _OWN_RECEIVER = re.compile(r"(?:.*\W)?(?:self|super\(\))", re.DOTALL)
 
 
-def _text_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+def _text_halves(code: str, block: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
     from ..prefilter import token_halves
 
     return token_halves(code, catalog, with_wraps)
 
 
-def _tree_halves(code: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
-    """The text stage's halves of a block, kept only where the tree stage finds them too (the block
-    parsed with its module's import lines, for the names it calls)."""
+def _tree_halves(code: str, block: str, module_text: str, catalog: cat.Catalog, with_wraps: bool) -> Tuple[bool, bool]:
+    """The text stage's halves of a block (`code`, its comments and strings blanked), kept only where
+    the tree stage finds them too: the block as written (`block`: blanked, `x = "a"` or `{"k": v}` no
+    longer parses, and the tree stage would give up) with its module's import lines, for the names it
+    calls."""
     from ..prefilter import block_halves, token_halves
 
     h, p = token_halves(code, catalog, with_wraps)
     if not (h or p):
         return h, p
-    tree = block_halves(_import_lines(module_text) + _at_margin(code), catalog, with_wraps)
+    tree = block_halves(_import_lines(module_text) + _at_margin(block), catalog, with_wraps)
     return (h, p) if tree is None else (h and tree[0], p and tree[1])
 
 
@@ -1084,6 +1087,7 @@ def _read_imports(text: str) -> Dict[str, str]:
 _NOT_STARRED = BUILTIN_NAMES | frozenset(__import__("keyword").kwlist)
 _METHOD = re.compile(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _METHODS: Dict[int, Tuple[str, Dict[str, Tuple[int, int]]]] = {}
+_DECORATOR = re.compile(r"^([ \t]+)@[A-Za-z_]", re.MULTILINE)
 
 
 def _method_block(block: str, method: str) -> str:
@@ -1095,8 +1099,15 @@ def _method_block(block: str, method: str) -> str:
         matches = list(_METHOD.finditer(block))
         indent = min((len(m.group(1)) for m in matches), default=0)
         own = [m for m in matches if len(m.group(1)) == indent]  # the class's methods, not nested functions
+        # A decorator at the methods' own indentation is a statement of the class: the method above it
+        # has ended (it decorates the next one, whose block it is; left in, the block does not parse)
+        decorators = [m.start() for m in _DECORATOR.finditer(block) if len(m.group(1)) == indent] if own else []
         for current, following in zip(own, own[1:] + [None]):
-            spans.setdefault(current.group(2), (current.start(), following.start() if following else len(block)))
+            end = following.start() if following else len(block)
+            cut = bisect.bisect_right(decorators, current.start())
+            if cut < len(decorators) and decorators[cut] < end:
+                end = decorators[cut]
+            spans.setdefault(current.group(2), (current.start(), end))
         if len(_METHODS) > 256:
             _METHODS.clear()
         cached = _METHODS[id(block)] = (block, spans)
