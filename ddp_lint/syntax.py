@@ -12,8 +12,33 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 # Names every module sees without binding them (`len`, `print`): a call of one is never a project's.
 BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+
+
+def _standard_library_on_disk() -> frozenset:
+    """The standard library's top-level modules as the interpreter's own folders hold them: its built-in
+    modules, and the modules and packages of its library folder and extension folder, never its
+    `site-packages`. For Python 3.9, which has no `sys.stdlib_module_names`."""
+    import os
+    import sys
+    import sysconfig
+
+    found = set(sys.builtin_module_names)
+    library = sysconfig.get_paths()["stdlib"]
+    for folder in (library, os.path.join(library, "lib-dynload")):
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.split(".", 1)[0]
+            if name.isidentifier() and (entry.endswith((".py", ".so", ".pyd"))
+                                        or os.path.isfile(os.path.join(folder, entry, "__init__.py"))):
+                found.add(name)
+    return frozenset(found)
+
+
 # The standard library's top-level modules: none of their classes is a PyTorch module (`argparse.Namespace`).
-STANDARD_LIBRARY = frozenset(getattr(__import__("sys"), "stdlib_module_names", ()))
+STANDARD_LIBRARY = frozenset(getattr(__import__("sys"), "stdlib_module_names", ())) or _standard_library_on_disk()
 
 # The last few texts kept, by identity (the text is kept with its tree, so an id is never reused
 # while its entry lives): a file's stages ask about one text object in turn.

@@ -219,3 +219,19 @@ def test_tree_stage_counts_a_config_entry_for_the_optimizer_handed_to_a_call(bod
               + textwrap.indent(body, "    ") + "    model.cuda()\n")
     assert bool(lint_source(source, settings=ALL, prefilter=False)) is found
     assert tree_could_match(ast.parse(source)) is found
+
+
+def test_the_standard_library_is_known_where_sys_does_not_list_it():
+    # Python 3.9 has no `sys.stdlib_module_names`: the interpreter's own folders are read instead, and a
+    # class of the standard library (`argparse.Namespace`) is then still no module of the project
+    import importlib.util
+    import sys
+
+    from ddp_lint import syntax
+
+    on_disk = syntax._standard_library_on_disk()
+    assert {"argparse", "collections", "os", "json", "typing", "dataclasses", "math", "sys"} <= on_disk
+    assert not {"torch", "libcst", "ddp_lint", "pytest", "site-packages"} & on_disk
+    listed = getattr(sys, "stdlib_module_names", frozenset())
+    missing = {name for name in listed - on_disk if not name.startswith("_") and importlib.util.find_spec(name)}
+    assert not missing
