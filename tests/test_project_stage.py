@@ -50,6 +50,67 @@ def test_a_function_that_builds_one_supplies_the_holder(tmp_path):
     assert _stage(tmp_path, helpers)
 
 
+# A definition whose block sets strings: blanked for the token stages (`x = " "`, `{ : 1}`), it no longer
+# parses, and the tree stage used to give up and leave the token halves standing.
+_NAMES_ONLY = """from enum import Enum
+
+class OptimizerNames(str, Enum):
+    ADAMW = "adamw"
+
+def ready(name="adamw"):
+    aliases = {"adam": "adamw"}
+    chosen = OptimizerNames(aliases.get(name, name))
+    return chosen.value == "adamw"
+"""
+
+
+def test_a_block_that_sets_strings_is_still_judged_by_the_tree_stage(tmp_path):
+    # `OptimizerNames(...)` is a holder word to the text stage; the block as written builds none
+    assert not _stage(tmp_path, _NAMES_ONLY)
+    # and the same block with a real optimizer in it still supplies the holder
+    builds = _NAMES_ONLY.replace("    return chosen", "    opt = torch.optim.AdamW([torch.zeros(1)])\n    return chosen")
+    assert _stage(tmp_path, "import torch\n" + builds)
+
+
+def test_the_methods_of_a_class_a_package_re_exports_are_asked(tmp_path):
+    # `from pkg import Trainer`, two packages deep: `trainer.train(model)` moves the model after the
+    # caller's optimizer; the class's constructor alone has neither half
+    (tmp_path / "pkg" / "training").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.training import Trainer\n")
+    (tmp_path / "pkg" / "training" / "__init__.py").write_text("from pkg.training.trainer import Trainer\n")
+    (tmp_path / "pkg" / "training" / "trainer.py").write_text(
+        "class Trainer:\n    def __init__(self, name='run'):\n        self.name = name\n\n"
+        "    def train(self, model):\n        model.to('cuda')\n")
+    caller = ("import torch\nfrom pkg import Trainer\n\n\ndef main(model):\n"
+              "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    trainer = Trainer()\n    trainer.train(model)\n    opt.step()\n")
+    (tmp_path / "main.py").write_text(caller)
+    index = ProjectIndex([str(tmp_path)])
+    index.begin()
+    assert project_could_match(caller, str(tmp_path / "main.py"), Settings(), index)
+
+
+_DECORATED = """import torch
+
+class Helper:
+    def ready(self):
+        return True
+
+    @torch.no_grad()
+    def build(self, model):
+        return torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def test_a_method_ends_before_the_decorators_of_the_next_one():
+    from ddp_lint.project.index import _definition_block, _method_block
+
+    block = _definition_block(_DECORATED, "Helper")
+    ready = _method_block(block, "ready")
+    assert "no_grad" not in ready and ready.strip().endswith("return True")
+    assert _method_block(block, "build").lstrip().startswith("def build")
+    ast.parse("if True:\n" + ready)  # the block alone parses, as the tree stage asks it to
+
+
 @pytest.mark.parametrize("helpers", [
     # `o.SGD` is a holder through the import alone, and that import is not at the margin
     ("try:\n    from torch import optim as o\nexcept ImportError:\n    o = None\n\n"

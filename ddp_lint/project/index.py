@@ -576,6 +576,11 @@ class ProjectIndex:
 
     def _class_methods(self, path: str, name: str) -> Set[str]:
         block = self._class_block(path, name)
+        if block is None and self._text(path) is not None:
+            # a class a package re-exports (`from super_gradients import Trainer`): its methods are
+            # those of the module that defines it
+            found = self._defined_where(path, self._text(path), name)
+            block = self._class_block(*found) if found is not None else None
         if block is None:
             return set()
         return _defined_names(block) - {"__init__"}
@@ -745,11 +750,14 @@ class ProjectIndex:
                         if result != (True, True):
                             h, p = self._halves(path, f"{class_name}.{callee}", with_wraps, depth + 1, memo, judge)
                             result = (result[0] or h, result[1] or p)
-            elif depth < 3:
-                resolved = self._reexported(path, text, class_name)
+            else:
+                resolved = self._defined_where(path, text, class_name)
                 if resolved is not None:
+                    # at the same depth: a chain of packages re-exporting a name (`super_gradients` ->
+                    # `training` -> `sg_trainer`) is no call, and the depth bounds calls followed; a
+                    # hop spent each made the definition's own calls go unasked, and its halves with them
                     result = self._halves(resolved[0], resolved[1] + (f".{method}" if method else ""),
-                                          with_wraps, depth + 1, memo, judge)
+                                          with_wraps, depth, memo, judge)
             if block is not None:
                 result = (result[0] or bases[0], result[1] or bases[1])
         memo[key] = result
@@ -775,6 +783,21 @@ class ProjectIndex:
             h, p = self._halves(where, f"{inner}.{method}", with_wraps, depth + 1, memo, judge)
             found = (found[0] or h, found[1] or p)
         return found
+
+    def _defined_where(self, path: str, text: str, name: str) -> Optional[Tuple[str, str]]:
+        """The module that defines a name this module re-exports, through any chain of re-exports; None
+        when no module of the project along it does (or the chain comes back on itself)."""
+        seen = {path}
+        resolved = self._reexported(path, text, name)
+        while resolved is not None and resolved[0] not in seen:
+            seen.add(resolved[0])
+            where = self._text(resolved[0])
+            if where is None:
+                return None
+            if _definition_block(where, resolved[1]) is not None:
+                return resolved
+            resolved = self._reexported(resolved[0], where, resolved[1])
+        return None
 
     def _reexported(self, path: str, text: str, name: str) -> Optional[Tuple[str, str]]:
         """Where a name a module imports from the project is defined (`from .parallel import
