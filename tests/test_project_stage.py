@@ -314,3 +314,24 @@ def test_a_module_imported_by_a_literal_name_and_a_literal_getattr_are_read_in_t
     assert _read_imports(text) == {"module": "loss.adversarial"}
     assert _calls_through(text, ["module"]) == {("module", "Adversarial")}
     assert _read_imports('module = import_module(name)\n') == {}  # a name only the run knows
+
+
+def test_the_benchmark_counts_the_files_only_the_project_stage_passes(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "project_stage.py"
+    spec = importlib.util.spec_from_file_location("project_stage_benchmark", script)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    # train.py moves the model a `Maker` built an optimizer on: only the project says so
+    (tmp_path / "helpers.py").write_text("import torch\n\nclass Maker:\n    def __init__(self, model):\n"
+                                         "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    (tmp_path / "train.py").write_text("from helpers import Maker\n\ndef main(model):\n"
+                                       "    maker = Maker(model)\n    model.cuda()\n    return maker\n")
+    (tmp_path / "other.py").write_text("def nothing():\n    return 1\n")
+    passed, _ = benchmark.passed_by_the_project_stage(str(tmp_path))
+    assert [Path(p).name for p in passed] == ["train.py"]
+    assert benchmark.main(["--list", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "    train.py" in out and out.rstrip().endswith("1")
