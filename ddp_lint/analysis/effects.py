@@ -21,13 +21,12 @@ from .events import (
     StateEvent,
     StateMovedEvent,
 )
-from .names import callee_name, code_text, dotted_name, keyword_is_true, plain_text
+from .names import FRESH_RECEIVER, callee_name, code_text, dotted_name, keyword_is_true, plain_text
 from .heap import Value, EMPTY, element_of, handle_key
 from .summary import LIBRARY_MODULE, ArgumentState, CallFact, argument_of, split_arguments
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 from .liveness import named_after
-
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
 # Builtins that hand on the modules of their first argument in another container.
@@ -71,7 +70,13 @@ class EffectWalker:
             # optimizer)`) is remapped there, whatever code runs it: the library's own, checked as a project
             self._emit(ManagedEvent(self._site(call), tuple(h for _, value in args for h in value.holders), dotted))
         attributed = len(self.calls)
+        temporary = self._name_fresh_receiver(call, dotted, receiver, method, library_call)
+        if temporary is not None:
+            dotted = f"{temporary}.{method}"
         value = self._call_effect(call, dotted, receiver, method, library_call, args)
+        if temporary is not None:
+            self._forget_fresh_receiver()
+            dotted = None
         if (method in cat.PARAMETER_KEEPING_METHODS and not library_call and len(self.calls) == attributed
                 and self._held_module(receiver)):
             # `self.model.train()` on the model an optimizer holds: a module's method, for the count of a
@@ -92,6 +97,27 @@ class EffectWalker:
             return value
         return dataclasses.replace(value, managed=True,
                                    fields=tuple(dataclasses.replace(f, managed=True) for f in value.fields))
+
+    def _name_fresh_receiver(self, call: cst.Call, dotted: Optional[str], receiver: Value, method: Optional[str],
+                             library_call: bool) -> Optional[str]:
+        """`Trainer(cfg).train(model)`: a method of an object a project class call has just built, with no
+        name to look it up by. Methods resolve by the receiver's class, so the object gets a name of its
+        own for this call, as `trainer = Trainer(cfg); trainer.train(model)` would give it."""
+        if (dotted is not None or method is None or library_call or not isinstance(call.func, cst.Attribute)
+                or not isinstance(call.func.value, cst.Call) or receiver.handle is None):
+            return None
+        instance = self._instances.get(receiver.handle.obj)
+        if instance is None or instance.methods(method) is None:
+            return None
+        self._bind_target(cst.Name(FRESH_RECEIVER), receiver)
+        self.fresh_receiver_text = code_text(call.func.value)
+        return FRESH_RECEIVER
+
+    def _forget_fresh_receiver(self) -> None:
+        """The call's name for the object ends with it, and what the call recorded under it (`<name>.device`)."""
+        for key in [key for key in self.env if key == FRESH_RECEIVER or key.startswith(FRESH_RECEIVER + ".")]:
+            del self.env[key]
+        self.fresh_receiver_text = None
 
     def _call_effect(self, call: cst.Call, dotted: Optional[str], receiver: Value, method: Optional[str],
                      library_call: bool, args) -> Value:

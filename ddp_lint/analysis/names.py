@@ -47,6 +47,11 @@ def _is_literal_getattr(call: cst.Call) -> bool:
             and isinstance(literal.evaluated_value, str) and literal.evaluated_value.isidentifier())
 
 
+# The name an object built and called in one expression (`Agent(net).setup()`) goes by for that call, in
+# the walk only: one no program spells; what is kept under it is shown as the code spells the object.
+FRESH_RECEIVER = "__ddp_lint_built__"
+
+
 def code_text(node: cst.CSTNode) -> str:
     """The node's code as a message quotes it: as written, on one line. A condition written over
     several lines (`if (\\n    a\\n    and b\\n):`) loses its line breaks, indentation and comments,

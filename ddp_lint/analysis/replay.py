@@ -13,7 +13,7 @@ from ..syntax import BUILTIN_NAMES
 from .context import call_truths, literal_truth, never_runs, parameter_of
 from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEvent, RebindEvent, Site, StateEvent,
                      StateMovedEvent, DroppedEvent, own_conditions)
-from .names import callee_name, dotted_name, plain_text, target_elements
+from .names import FRESH_RECEIVER, callee_name, dotted_name, plain_text, target_elements
 from .heap import GLOBAL, MODULE_SCOPE, STAR, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
 from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED,
@@ -22,6 +22,9 @@ from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSumm
 
 class SummaryReplay:
     """Calls of the project's functions and classes, for `ScopeWalker` (analysis/walker.py)."""
+
+    # the code of an object built and called in one expression, while that call runs (EffectWalker)
+    fresh_receiver_text: Optional[str] = None
 
     def _helper_effect(self, call: cst.Call, dotted: str, args, inherited: bool = False,
                        base: Optional[str] = None) -> Optional[Value]:
@@ -500,7 +503,10 @@ class SummaryReplay:
                 var = f"{owner}.{var[len('self.'):]}"
             if handles:
                 within = label if " in " in label else f"{label} in {via}"  # said once, where it is built
-                event = HolderEvent(self._site(call, via=via), kind, within, handles, var=var,
+                shown = var
+                if owner == FRESH_RECEIVER and self.fresh_receiver_text is not None:
+                    shown = self.fresh_receiver_text + var[len(owner):]  # `Agent(net).opt`, as the code spells it
+                event = HolderEvent(self._site(call, via=via), kind, within, handles, var=shown,
                                     bucket_view=bucket_view, attribute=var[len(owner) + 1:] if owner != "self" else "")
                 self._emit(event)
                 old = self.env.get(var)

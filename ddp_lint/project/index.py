@@ -967,7 +967,7 @@ _CLASS_HEADER = re.compile(r"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _SELF_CALL = re.compile(r"self\.(?<=\bself\.)([A-Za-z_]\w*+)\s*+\(")
 _PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
-_ATTRIBUTE_CALLS = re.compile(r"\.(?<=\w\.)([A-Za-z_]\w*+)\s*+\(")
+_ATTRIBUTE_CALLS = re.compile(r"\.(?<=[\w)]\.)([A-Za-z_]\w*+)\s*+\(")
 _SUPER_CALL = re.compile(r"super\(\)\.(?<=\bsuper\(\)\.)([A-Za-z_]\w*+)\s*+\(")
 # A method of the bases run on this object: `super().__init__(...)`, `super(Agent, self).reset()`, or the
 # base named (`DQN.__init__(self, config)`, a class by its spelling)
