@@ -515,3 +515,24 @@ def _modules(tmp_path, **texts):
     """The project's modules: `loop.py` (the API) and `main.py` (its callers)."""
     for name, text in texts.items():
         (tmp_path / f"{name}.py").write_text(text)
+
+
+def test_a_holder_kept_on_an_object_built_in_the_same_expression_is_named_as_the_code_spells_it(tmp_path, capsys):
+    # `Agent(net).setup()` (3bh): the walk names the object for the call; messages never show that name
+    _modules(tmp_path,
+             lib="import torch\n\n\nclass Agent:\n    def __init__(self, net):\n        self.net = net\n\n"
+                 "    def setup(self):\n        self.opt = torch.optim.Adam(self.net.parameters())\n"
+                 "        return self.opt\n",
+             main="from lib import Agent\n\n\ndef main(net, device):\n    opt = Agent(net).setup()\n"
+                  "    net.to(device)\n    opt.step()\n")
+    from ddp_lint.cli import main
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["--output-format", "concise", "-j", "1", "--no-cache", "."])
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    assert code == 1 and "main.py:5:5: DDP101 optimizer `Agent(net).opt` built before `net.to(device)` (line 6)" in out
+    assert "__ddp_lint" not in out
