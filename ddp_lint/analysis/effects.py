@@ -460,10 +460,7 @@ class EffectWalker:
                                                       holders=binding.holders + held))
             return EMPTY
         if method in cat.PARAMETER_METHODS:
-            # a module's parameters are its children's too, as its move moves them (`_children`): an
-            # optimizer on `self.parameters()` holds `self.encoder`'s, which a later `self.encoder.cuda()` moves
-            children = self._children(call.func.value, receiver, method) if isinstance(call.func, cst.Attribute) else ()
-            return Value(params=frozenset(receiver.handles) | frozenset(c for c in children if c.obj in self._class_built))
+            return self._parameters_of(call, receiver, method)
         if method in ("values", "items") and receiver.members:
             return Value(params=receiver.params, members=receiver.members)  # `{"G": G, "D": D}.values()`
         if method in ("values", "items") and receiver.handle is not None and not receiver.holders:
@@ -546,6 +543,19 @@ class EffectWalker:
                 self._emit(PlacementEvent(site, each, kind, whole, argument_text=argument, operation=method,
                                           carriers=carriers))
         return same
+
+    def _parameters_of(self, call: cst.Call, receiver: Value, method: str) -> Value:
+        """`x.parameters()`: x's, and its children's, as its move moves them (`_children`). An optimizer on
+        `self.parameters()` holds `self.encoder`'s, which a later `self.encoder.cuda()` moves; one on
+        `agent.parameters()` holds those of what `Agent(net)` kept (`self.net = net`), which `net.cuda()` moves."""
+        if not isinstance(call.func, cst.Attribute):
+            return Value(params=frozenset(receiver.handles))
+        children = self._children(call.func.value, receiver, method)
+        # named as parts of the object (`gan.generator`): messages name the object whose parameters they are
+        kept = (Handle(h.obj, h.sub, f"{receiver.handle.text}.{h.text}")
+                for h in self._kept_by_instance(call.func.value, receiver, method))
+        return Value(params=frozenset(receiver.handles) | frozenset(c for c in children if c.obj in self._class_built)
+                     | frozenset(kept))
 
     def _children(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
         """The modules kept in the receiver's attributes as separate objects (`self.G = Generator()`,

@@ -203,11 +203,15 @@ def placement_text(placement: PlacementEvent) -> str:
     return f"{label}({placement.handle.text})"
 
 
-def models_phrase(holder: HolderEvent) -> str:
+def model_names(holder: HolderEvent) -> List[str]:
     """The modules whose parameters it holds, as the code names them; a child named beside its parent
-    (`self.encoder` beside `self`) is part of it."""
+    (`self.encoder` beside `self`, `gan.generator` beside `gan`) is part of it."""
     texts = {m.text for m in holder.models}
-    return ", ".join(f"`{text}`" for text in sorted(texts) if not any(text.startswith(f"{other}.") for other in texts))
+    return [text for text in sorted(texts) if not any(text.startswith(f"{other}.") for other in texts)]
+
+
+def models_phrase(holder: HolderEvent) -> str:
+    return ", ".join(f"`{text}`" for text in model_names(holder))
 
 
 def placement_phrase(placement: PlacementEvent) -> str:

@@ -37,7 +37,7 @@ from a function given the model that would now receive the wrapper, or when a co
 matters. Refused when the optimizer takes a parameter list built before the replacement.
 """
 from ..analysis.stories import HolderStory, Step
-from .base import HolderRule, LineOf, condition_phrase, holder_phrase, models_phrase, where
+from .base import HolderRule, LineOf, condition_phrase, holder_phrase, model_names, models_phrase, where
 
 
 class StaleOptimizerAfterReplace(HolderRule):
@@ -69,7 +69,7 @@ class StaleOptimizerAfterReplace(HolderRule):
         holder = story.holder
         models = models_phrase(holder) or "the model"
         # named as the code names it: a temperature or a multiplier is no "model"
-        one = len({m.text for m in holder.models}) <= 1
+        one = len(model_names(holder)) <= 1
         return (
             f"{holder_phrase(holder)} is built on {models}'s parameters, but "
             f"{where(step.placement, line_of)} replaces them with new parameter objects"
