@@ -27,6 +27,7 @@ from .summary import LIBRARY_MODULE, ArgumentState, CallFact, argument_of, split
 from .bindings import is_cpu_device, literal_key
 from .holders import MODEL_NAME
 from .liveness import named_after
+
 # An unknown call whose name says it collects parameters (`get_param_groups(model, wd)`).
 _PARAM_COLLECTOR = re.compile(r"param|group|decay", re.IGNORECASE)
 # Builtins that hand on the modules of their first argument in another container.
@@ -551,9 +552,12 @@ class EffectWalker:
         if not isinstance(call.func, cst.Attribute):
             return Value(params=frozenset(receiver.handles))
         children = self._children(call.func.value, receiver, method)
-        # named as parts of the object (`gan.generator`): messages name the object whose parameters they are
+        # named as parts of the object (`gan.generator`): messages name the object whose parameters they are.
+        # Only what was handed as a name of its own or built here as a module counts: an entry read off
+        # another object (`self._drop = args.drop_prob`, `FLAGS.hidden`) is a setting, no module
         kept = (Handle(h.obj, h.sub, f"{receiver.handle.text}.{h.text}")
-                for h in self._kept_by_instance(call.func.value, receiver, method))
+                for h in self._kept_by_instance(call.func.value, receiver, method)
+                if ("." not in h.text or h.obj in self._class_built) and not _names_a_setting(h.text))
         return Value(params=frozenset(receiver.handles) | frozenset(c for c in children if c.obj in self._class_built)
                      | frozenset(kept))
 
@@ -805,3 +809,11 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
     arguments = [(arg.keyword.value if arg.keyword is not None else None, plain_text(arg.value), value.xla)
                  for arg, value in args]
     return cat.classify_method_placement(method, placement, arguments)
+
+
+def _names_a_setting(text: str) -> bool:
+    """`args.drop_prob`, `self.cfg.lr`: an entry of a config object, by its root's name."""
+    parts = text.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    return len(parts) >= 2 and cat.is_config_root(parts[0])
