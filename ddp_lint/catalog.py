@@ -258,12 +258,17 @@ def is_config_root(name: str) -> bool:
     return name in CONFIG_ROOTS
 
 
-def config_entry_names_optimizer(dotted: str) -> bool:
-    """`cfg.optimizer`, `self.hparams.optim`: a config entry whose name says it is an optimizer."""
+def is_config_entry(dotted: str) -> bool:
+    """`args.drop_prob`, `self.hparams.optim`: an entry of a config object, by its root's name."""
     parts = dotted.split(".")
     if parts[0] == "self":
         parts = parts[1:]
-    return len(parts) >= 2 and is_config_root(parts[0]) and names_optimizer(parts[-1])
+    return len(parts) >= 2 and is_config_root(parts[0])
+
+
+def config_entry_names_optimizer(dotted: str) -> bool:
+    """`cfg.optimizer`, `self.hparams.optim`: a config entry whose name says it is an optimizer."""
+    return is_config_entry(dotted) and names_optimizer(dotted.rsplit(".", 1)[-1])
 
 
 # Calls that hand on the optimizer class they are given: `getattr(torch.optim, name)`, `partial(AdamW, lr=...)`.

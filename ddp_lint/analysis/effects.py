@@ -551,22 +551,26 @@ class EffectWalker:
         `agent.parameters()` holds those of what `Agent(net)` kept (`self.net = net`), which `net.cuda()` moves."""
         if not isinstance(call.func, cst.Attribute):
             return Value(params=frozenset(receiver.handles))
-        children = self._children(call.func.value, receiver, method)
+        kept = self._kept_by_instance(call.func.value, receiver, method)
+        children = self._with_named_children(call.func.value, receiver, method, kept)
         # named as parts of the object (`gan.generator`): messages name the object whose parameters they are.
         # Only what was handed as a name of its own or built here as a module counts: an entry read off
         # another object (`self._drop = args.drop_prob`, `FLAGS.hidden`) is a setting, no module
-        kept = (Handle(h.obj, h.sub, f"{receiver.handle.text}.{h.text}")
-                for h in self._kept_by_instance(call.func.value, receiver, method)
-                if ("." not in h.text or h.obj in self._class_built) and not _names_a_setting(h.text))
+        parts = (Handle(h.obj, h.sub, f"{receiver.handle.text}.{h.text}")
+                 for h in kept if ("." not in h.text or h.obj in self._class_built) and not cat.is_config_entry(h.text))
         return Value(params=frozenset(receiver.handles) | frozenset(c for c in children if c.obj in self._class_built)
-                     | frozenset(kept))
+                     | frozenset(parts))
 
     def _children(self, node: cst.BaseExpression, receiver: Value, method: str) -> Tuple[Handle, ...]:
         """The modules kept in the receiver's attributes as separate objects (`self.G = Generator()`,
         `self.model = model`): a module's move or cast moves its whole subtree, so `self.cuda()` in a
         module's own method moves `self.G`. Plain tensors kept in attributes are not moved, and a class
         that defines the method itself (a plain class's own `to()`) is not a module being moved."""
-        kept = self._kept_by_instance(node, receiver, method)
+        return self._with_named_children(node, receiver, method, self._kept_by_instance(node, receiver, method))
+
+    def _with_named_children(self, node: cst.BaseExpression, receiver: Value, method: str,
+                             kept: Tuple[Handle, ...]) -> Tuple[Handle, ...]:
+        """`kept` (`_kept_by_instance`) and the modules this scope binds under the receiver's name."""
         key = dotted_name(node)
         if key is None or not receiver.handles:
             return kept
@@ -809,11 +813,3 @@ def _classify_method_placement(method: str, placement: cat.Placement, call: cst.
     arguments = [(arg.keyword.value if arg.keyword is not None else None, plain_text(arg.value), value.xla)
                  for arg, value in args]
     return cat.classify_method_placement(method, placement, arguments)
-
-
-def _names_a_setting(text: str) -> bool:
-    """`args.drop_prob`, `self.cfg.lr`: an entry of a config object, by its root's name."""
-    parts = text.split(".")
-    if parts[0] == "self":
-        parts = parts[1:]
-    return len(parts) >= 2 and cat.is_config_root(parts[0])

@@ -576,10 +576,11 @@ class ProjectIndex:
 
     def _class_methods(self, path: str, name: str) -> Set[str]:
         block = self._class_block(path, name)
-        if block is None and self._text(path) is not None:
+        text = self._text(path) if block is None else None
+        if text is not None:
             # a class a package re-exports (`from super_gradients import Trainer`): its methods are
             # those of the module that defines it
-            found = self._defined_where(path, self._text(path), name)
+            found = self._defined_where(path, text, name)
             block = self._class_block(*found) if found is not None else None
         if block is None:
             return set()
