@@ -22,7 +22,7 @@ from .analysis.stories import holder_stories
 from .analysis.callers import add_callers_placements
 from .analysis.replay import placement_signature
 from .analysis.names import code_text, found_once
-from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED, calls_of
+from .analysis.summary import ABSENT_HANDED, MANAGED_HANDED, NONE_HANDED, HandedBuilt, calls_of
 from .rules import RULES
 from .rules.base import RuleHit, shown_path
 from .rules.table import kinds_read
@@ -382,15 +382,22 @@ def _callers(hit: RuleHit, analysis, project, path: str, text: str, positions) -
         return []
     key, var = story.holder.arrives_key, story.holder.var
     signatures = {placement_signature(placement) for placement in hit.placements}
-    found: List[Related] = []
+    found: List[Tuple[Related, Optional[Related]]] = []
     for fact in calls_of(key, analysis.calls, project) or calls_of(key, analysis.calls, None):
         handed = fact.handed.get(var)
         if fact.site is None or handed in (NONE_HANDED, MANAGED_HANDED, ABSENT_HANDED) or signatures <= fact.placed:
             continue
         where = _call_site(fact.site, path, text, project, positions)
-        if where is not None and all((r.path, r.line) != where[:2] for r in found):
-            found.append(Related(*where, "caller", f"`{code_text(fact.site[1].func)}(...)` hands it the optimizer"))
-    return sorted(found, key=lambda r: (r.path != path, r.path, r.line))[:_CALLERS_NAMED]
+        if where is None or any((r.path, r.line) == where[:2] for r, _ in found):
+            continue
+        call = Related(*where, "caller", f"`{code_text(fact.site[1].func)}(...)` hands it the optimizer")
+        # where that caller builds it: the statement its fix moves after the placement
+        built = _call_site((fact.site[0], handed.node), path, text, project, positions) if isinstance(
+            handed, HandedBuilt) and handed.node is not None else None
+        found.append((call, built and Related(*built, "caller", f"builds it here (`{handed.label}`), before the call "
+                                                                f"on line {where[1]}")))
+    found.sort(key=lambda pair: (pair[0].path != path, pair[0].path, pair[0].line))
+    return [r for call, built in found[:_CALLERS_NAMED] for r in (call, built) if r is not None]
 
 
 def _call_site(site, path: str, text: str, project, positions) -> Optional[Tuple[str, int, int]]:

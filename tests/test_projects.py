@@ -508,7 +508,27 @@ def test_a_caller_that_leaves_the_optimizer_at_its_default_is_not_named(tmp_path
         "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    return Trainer(model, device, (opt, None))\n\n\n"
         "def save(model, device):\n    return Trainer(model=model, device=device)\n"))
-    assert [(where, line) for where, line, _, _ in _callers_named(tmp_path)] == [("main.py", 7)]
+    assert [(where, line) for where, line, _, _ in _callers_named(tmp_path)] == [("main.py", 7), ("main.py", 6)]
+
+
+def test_a_report_at_the_api_names_where_each_caller_builds_the_optimizer(tmp_path):
+    # The callers' fix is to build the optimizer after the placement: the statement that builds it is
+    # named beside the call. A caller that forwards an optimizer it was handed, or gets it from a
+    # helper, builds none of its own there.
+    _modules(tmp_path, loop=(
+        "class Trainer:\n    def __init__(self, model, optimizer, device):\n"
+        "        self.model = model.to(device)\n        self.optimizer = optimizer\n"), main=(
+        "import torch\nfrom loop import Trainer\n\n\ndef main(model, device):\n"
+        "    opt = torch.optim.AdamW(model.parameters(),\n                            lr=0.1)\n"
+        "    return Trainer(model, opt, device)\n\n\n"
+        "def forward(model, device, opt):\n    return Trainer(model, opt, device=device)\n\n\n"
+        "def make(model):\n    return torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+        "def helper(model, device):\n    return Trainer(model, make(model), device=device)\n\n\n"
+        "def inline(model, device):\n    return Trainer(model, torch.optim.Adam(model.parameters()), device)\n"))
+    named = _callers_named(tmp_path)  # an optimizer built in the call's arguments is named by the call
+    assert ("main.py", 6, 11, "builds it here (`AdamW`), before the call on line 8") in named
+    assert [line for where, line, _, message in named if message.startswith("builds")] == [6]
+    assert {line for _, line, _, message in named if message.endswith("hands it the optimizer")} == {8, 12, 20, 24}
 
 
 def _modules(tmp_path, **texts):

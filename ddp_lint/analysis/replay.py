@@ -16,8 +16,8 @@ from .events import (Elsewhere, Handle, HolderEvent, ManagedEvent, PlacementEven
 from .names import FRESH_RECEIVER, callee_name, dotted_name, plain_text, target_elements
 from .heap import GLOBAL, MODULE_SCOPE, STAR, Binding, Callables, Origin, Value, EMPTY, handle_key, value_of
 from .holders import pairs_with_a_module
-from .summary import (ABSENT_HANDED, CallFact, Handling, HandedMaker, HelperSummary, Instance, MANAGED_HANDED,
-                      NONE_HANDED, UNPICKLED_HANDED, argument_of, split_arguments)
+from .summary import (ABSENT_HANDED, CallFact, Handling, HandedBuilt, HandedMaker, HelperSummary, Instance,
+                      MANAGED_HANDED, NONE_HANDED, UNPICKLED_HANDED, argument_of, split_arguments)
 
 
 class SummaryReplay:
@@ -631,6 +631,9 @@ class SummaryReplay:
                     handed[name] = ("arrived", self.arrival_key, origin.key)  # forwards what its callers hand it
                 elif value.makes:
                     handed[name] = HandedMaker(value.makes)
+                elif built := next((h for h in value.holders if h.site.via is None and not h.attribute), None):
+                    # built in the call's own argument list: the call is where it is built
+                    handed[name] = HandedBuilt(None if built.site.node is node else built.site.node, built.label)
             elif node is None and not spread:
                 handed[name] = ABSENT_HANDED  # the default: no optimizer of this caller's
         return handed

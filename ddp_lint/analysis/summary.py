@@ -23,6 +23,15 @@ class HandedMaker:
     kind: str
 
 
+@dataclass(frozen=True)
+class HandedBuilt:
+    """A call hands the parameter an optimizer its caller built in its own scope: the callee side names
+    that statement beside the call, since moving it after the placement is the callers' fix."""
+
+    node: Optional[cst.CSTNode]  # the call that builds it (`AdamW(...)`) in the caller's module; None: the argument
+    label: str  # "AdamW"
+
+
 class CallFact(NamedTuple):
     """One call of a project function, class or method, for its callee side (see ScopeWalker.calls)."""
 
