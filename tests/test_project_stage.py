@@ -335,3 +335,36 @@ def test_the_benchmark_counts_the_files_only_the_project_stage_passes(tmp_path, 
     assert benchmark.main(["--list", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "    train.py" in out and out.rstrip().endswith("1")
+
+
+# A chain of calls across modules, each in a module of its own: the prefilter follows three calls from
+# the definition a file calls, so the optimizer `Fourth()` builds lies one call beyond `First()`'s reach.
+_CHAIN = {
+    "one.py": "from two import second\n\nclass First:\n    def __init__(self):\n        self.parts = second()\n",
+    "two.py": "from three import third\n\ndef second():\n    return third()\n",
+    "three.py": "from four import Fourth\n\ndef third():\n    return Fourth()\n",
+    "four.py": "from five import deep\n\nclass Fourth:\n    def __init__(self):\n        self.parts = deep()\n",
+    "five.py": "import torch\n\ndef deep():\n    return torch.optim.Adam([torch.zeros(1)])\n",
+}
+_FAR = "from one import First\n\ndef move(model):\n    trainer = First()\n    model.cuda()\n    return trainer\n"
+_NEAR = "from four import Fourth\n\ndef move(model):\n    trainer = Fourth()\n    model.cuda()\n    return trainer\n"
+
+
+def test_a_file_gets_the_same_answer_whichever_file_was_asked_first(tmp_path):
+    # The memo of a definition's halves is kept per depth: a definition first asked near the start of
+    # a chain, with calls left to follow, must not answer for it when it is reached at the chain's end,
+    # where the prefilter stops following (the answer then depended on the order files were checked).
+    for name, text in {**_CHAIN, "far.py": _FAR, "near.py": _NEAR}.items():
+        (tmp_path / name).write_text(text)
+
+    def answers(order):
+        index = ProjectIndex([str(tmp_path)])
+        found = {}
+        for name, text in order:
+            index.begin()
+            found[name] = project_could_match(text, str(tmp_path / name), Settings(), index)
+        return found
+
+    alone = answers([("far.py", _FAR)])["far.py"]
+    assert answers([("near.py", _NEAR), ("far.py", _FAR)])["far.py"] == alone
+    assert answers([("near.py", _NEAR)])["near.py"]  # `Fourth()` reaches `deep()` in one call

@@ -46,9 +46,9 @@ class ProjectIndex:
         self._located: Dict[Tuple[str, str], tuple] = {}  # (path, name) -> (its summary, that summary located)
         self._texts: Dict[str, Optional[str]] = {}
         self._hashes: Dict[str, str] = {}
-        self._reach: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}
-        self._sharp: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # the prefilter's (see _sharp_halves)
-        self._reach_far: Dict[Tuple[str, str, bool], Tuple[bool, bool]] = {}  # see _definition_halves
+        self._reach: Dict[Tuple[str, str, bool, int], Tuple[bool, bool]] = {}
+        self._sharp: Dict[Tuple[str, str, bool, int], Tuple[bool, bool]] = {}  # the prefilter's (see _sharp_halves)
+        self._reach_far: Dict[Tuple[str, str, bool, int], Tuple[bool, bool]] = {}  # see _definition_halves
         self.consulted: Set[str] = set()  # paths whose content the current file's result depends on
         self._resolved: Dict[Tuple[str, str, bool], Optional[Tuple[str, str]]] = {}
         self._trees: Dict[str, Optional[List[str]]] = {}
@@ -700,7 +700,9 @@ class ProjectIndex:
         return h and sh, p and sp
 
     def _halves(self, path: str, name: str, with_wraps: bool, depth: int, memo: Dict, judge) -> Tuple[bool, bool]:
-        key = (path, name, with_wraps)
+        # per depth: a definition asked with calls left to follow answers more than at the end of a
+        # chain, and the answer must not depend on which file asked first
+        key = (path, name, with_wraps, depth)
         if key in memo:
             self.consulted.add(path)
             return memo[key]
