@@ -17,6 +17,8 @@ from .names import code_text, dotted_name, dotted_names, operands, plain_text
 from .heap import Binding, Callables, Env, Origin, Value, EMPTY, any_maker, element_of, first_handle, handle_key, join_values, unique_holders, value_of
 from .flow import bound_keys
 
+# A call's arguments that hand it no object (`ArcMargin(64, 1000)`, `Head(-1, "cls")`)
+_SCALARS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.UnaryOperation)
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
              cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.BinaryOperation, cst.UnaryOperation)
 
@@ -196,6 +198,8 @@ class BindingWalker:
             handle = Handle(next(self.ids), (), key)
             self.origins[handle.obj] = Origin("local", key)
             self._note_new_object(handle.obj, value_node, value)
+            if self._class_call(value_node):
+                self.scope.class_made[handle.obj] = self._handed_objects(value_node)
         if self._class_call(value_node):
             self._class_built.add(handle.obj)
         for event in value.pending:
@@ -641,6 +645,21 @@ class BindingWalker:
             self._data.add(obj)
         if value.leaf:
             self._leaves.add(obj)
+
+    def _handed_objects(self, call: cst.Call) -> Optional[FrozenSet[int]]:
+        """The objects a call is handed by name (`Wrapper(net, 3)`: net's); None when an argument is neither
+        a name nor a literal (`Wrapper(build(net))`: what it hands is unknown)."""
+        objects = set()
+        for arg in call.args:
+            name = dotted_name(arg.value)
+            if name is None:
+                if not isinstance(arg.value, _SCALARS):
+                    return None
+                continue
+            binding = self.env.get(name.split(".")[0])
+            if binding is not None:
+                objects.add(binding.handle.obj)
+        return frozenset(objects)
 
     def _class_call(self, node: Optional[cst.BaseExpression]) -> bool:
         """A call of a class (its name capitalized), PyTorch's module classes included but not its tensor

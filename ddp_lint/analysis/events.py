@@ -327,6 +327,9 @@ class ScopeEvents:
     # Objects built here from a class the analysis summarised (`metric = LearnedMetric()`): where they
     # are is known (where they were built, until moved), unlike what an unknown call returns.
     built_here: Set[int] = field(default_factory=set)
+    # Objects a class call made here (`head = ArcMargin(64, n)`), each with the objects it was handed: an
+    # earlier move of another object cannot have reached it (None: an argument that is no name or literal).
+    class_made: Dict[int, Optional[FrozenSet[int]]] = field(default_factory=dict)
     # Objects a function's parameters hold as it starts (ids): where they are, its callers decide.
     arrived: Set[int] = field(default_factory=set)
     # Whether the objects built here start in float32 (the file leaves the default dtype alone).

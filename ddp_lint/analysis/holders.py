@@ -3,7 +3,7 @@ a call whose result is used as one (types from use), and where one arrives built
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -273,6 +273,15 @@ class HolderWalker:
                 return True
         return False
 
+    def _module_parts(self, value: Value) -> Set[Handle]:
+        """Types from use: an attribute of an object handed to an optimizer as its parameters (`[{'params':
+        head.weight}]`, `[net.fc.bias]`) is a parameter of that object, a module: moving the module moves it,
+        as a move after `head.parameters()` would. An attribute bound to an object of its own (a leaf
+        tensor, a child module) is that object, and data or a tensor read off an object is no module part."""
+        return {m for m in value.members | frozenset(value.handles)
+                if m.sub and m.obj not in self._leaves and m.obj not in self._data and not self._is_holder_handle(m)
+                and not cat.is_config_entry(m.text)}
+
     def _holder(self, call: cst.Call, kind: str, label: str, args, receiver: Value = EMPTY, copies: bool = False) -> Value:
         wrapped = args[0][1].holders if args and args[0][0].keyword is None and kind != cat.EMA else ()
         if wrapped:
@@ -286,6 +295,8 @@ class HolderWalker:
         for index, (arg, value) in enumerate(args):
             models.update(value.params)
             models.update(m for m in value.members | frozenset(value.handles) if m.obj in self._leaves)  # `Adam([log_alpha])`
+            if (index == 0 and arg.keyword is None) or (arg.keyword is not None and arg.keyword.value == cat.PARAMS_KEYWORD):
+                models.update(self._module_parts(value))
             if kind not in (cat.FACTORY, cat.EMA) and not value.params and not arg.star and (
                     (index == 0 and arg.keyword is None) or (arg.keyword is not None and arg.keyword.value == cat.PARAMS_KEYWORD)):
                 # `def make(params): return Adam(params)`: it holds what its callers hand in (`make(model.parameters())`)

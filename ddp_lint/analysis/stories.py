@@ -138,7 +138,7 @@ def _story(scope: ScopeEvents, index: int, holder: HolderEvent) -> Optional[Hold
             # object from elsewhere, any earlier move of what the holder holds on any path: it may be the
             # object that move reached, `model = convert(model)`, and where it is is not known)
             before = (_on_every_way_together([e for e in earlier if _covers(e, held) and _places(e)], holder.site, event.site)
-                      if own else earlier)
+                      if own else _may_have_reached(earlier, event, scope))
             if _already_there(_placed_before(before, scope.rank_devices), event, scope.rank_devices):
                 continue
             if own and scope.starts_float32 and _cast_to_where_it_was_built(event, earlier + moved[:-1]):
@@ -436,6 +436,17 @@ def _target(event: PlacementEvent, ranks: FrozenSet[str] = frozenset()) -> str:
         if first.strip("'\"") in cat.CURRENT_DEVICE_TEXTS:
             return _CURRENT
     return text if text.startswith(cat.NAMED_DEVICE_PREFIXES) else ""
+
+
+def _may_have_reached(earlier: List[PlacementEvent], event: PlacementEvent, scope: ScopeEvents) -> List[PlacementEvent]:
+    """The earlier placements that may have put the placed object where it is: any, for an object from
+    elsewhere (`model = convert(model)` may be the object an earlier move reached); for one a class call made
+    here, only its own and those of the objects that call was handed (`head = ArcMargin(64, n)` is no object
+    `net.to(device)` reached, while `Wrapper(net)` holds what it did)."""
+    made = scope.class_made.get(event.handle.obj)
+    if made is None:
+        return earlier
+    return [e for e in earlier if e.handle.obj == event.handle.obj or e.handle.obj in made]
 
 
 def _already_there(placed: List[Tuple[str, str, str]], event: PlacementEvent,
