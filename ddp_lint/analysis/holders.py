@@ -42,8 +42,9 @@ class HolderWalker:
             # an annotation says what the parameter is; the file's uses speak only for one without
             if annotation and self._names_plain_classes(annotation):
                 continue  # `optimizer: Optimizer` of a project class with no bases: settings, not torch's
+            # a string default declares a name (`optimizer="adam"`), whatever the file does with an optimizer
             if cat.receives_optimizer(param.name.value, annotation, string_default) or (
-                    not annotation and self._used_as_optimizer_alone(param.name.value)):
+                    not annotation and not string_default and self._used_as_optimizer_alone(param.name.value)):
                 if not names:
                     names.append(_called_and_kept_names(function))
                 called, kept = names[0]
