@@ -470,18 +470,28 @@ class BindingWalker:
         if isinstance(node, cst.IfExp):
             self._eval(node.test)
             return join_values([self._eval(node.body), self._eval(node.orelse)])
+        return self._eval_parts(node)
+
+    def _eval_parts(self, node: cst.BaseExpression) -> Value:
+        """Any other expression, by its parts: a container holds what its elements hold, an operator's
+        result the parameters its operands carry."""
         params: FrozenSet[Handle] = frozenset()
         members: FrozenSet[Handle] = frozenset()
         holders: List[HolderEvent] = []
         xla = False
         container = isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict))
         positional = isinstance(node, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in node.elements)
+        # `self.agent.networks + [self.agent] + [self.qf1, self.qf2]`: a concatenation holds what each list holds
+        # (the members of its operands, never the operands themselves: `a + b` of two tensors holds neither)
+        joined = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
         fields = []
         makers = []
         for child in expression_children(node):
             value = self._eval(child)
             params = params | value.params
             xla = xla or value.xla
+            if joined:
+                members = members | value.members
             if container:
                 members = members | frozenset(value.handles) | value.members
                 holders.extend(value.holders)  # `{"deep": deep_opt, "wide": wide_opt}` holds both
