@@ -348,10 +348,14 @@ def _harmless_placement(story, placement, scope, analysis, project, path: str) -
                                               project, 0):
         return True
     return story is not None and story.holder.arrives and _callers_harmless(
-        story.holder.arrives_key, story.holder.var, placement_signature(placement), analysis, project, 0)
+        story.holder.arrives_key, story.holder.var, placement_signature(placement), analysis, project, 0,
+        frozenset(model.text.split(".")[0] for model in story.holder.models))
 
 
-def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int) -> bool:
+def _callers_harmless(key, var: Optional[str], signature, analysis, project, depth: int,
+                      paired: FrozenSet[str] = frozenset()) -> bool:
+    """Whether every caller makes the callee's placement harmless: it placed the model there first, or
+    hands no optimizer of its own, or one that holds nothing of what it hands the `paired` parameters."""
     if "." in key[1] and project is None:
         return False  # a method's callers are found through the tree's code (ProjectIndex.call_facts)
     facts = calls_of(key, analysis.calls, project)
@@ -361,6 +365,8 @@ def _callers_harmless(key, var: Optional[str], signature, analysis, project, dep
         passed = fact.handed.get(var) if var else None
         if signature in fact.placed or passed in (NONE_HANDED, MANAGED_HANDED):
             continue
+        if isinstance(passed, HandedBuilt) and paired and passed.holds is not None and not passed.holds & paired:
+            continue  # `Trainer(actor, opt)` with `opt` on another network: the trainer moves none it holds
         if (isinstance(passed, tuple) and depth < 3
                 and _callers_harmless(passed[1], passed[2], signature, analysis, project, depth + 1)):
             continue

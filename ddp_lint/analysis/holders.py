@@ -69,6 +69,8 @@ class HolderWalker:
             # `def train(self, optimizer, loader)` of an object that keeps its model (`self.model`): the
             # optimizer handed to the object's method trains the modules the object keeps
             models = self._kept_modules()
+        if optimizers and not models:
+            models = self._trained_parameters(function, bound, optimizers)
         if not optimizers or not models:
             return
         for name, handle in optimizers:
@@ -90,6 +92,21 @@ class HolderWalker:
             self._emit(event)
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
+
+    def _trained_parameters(self, function: cst.FunctionDef, bound, optimizers) -> List[Handle]:
+        """Types from use, where no name or annotation says which parameter is the model: the one whose
+        module the file's training code calls in what a `.backward()` runs on before the handed optimizer
+        steps (`out = self.dualrnn(mix)` ... `self.optimizer.step()`), by its own name or the attribute this
+        function keeps it in (`self.dualrnn = Dual_RNN.to(self.device)`)."""
+        if self.optimizer_uses is None:
+            return []
+        trained = set().union(*(self.optimizer_uses().trains(use_key(name)) for name, _ in optimizers))
+        if not trained:
+            return []
+        kept = _kept_as(function)
+        chosen = {handle for _, handle in optimizers}
+        return [handle for param, handle in bound if handle not in chosen
+                and ({use_key(param.name.value)} | kept.get(param.name.value, set())) & trained]
 
     def _annotated_module_class(self, annotation: str) -> bool:
         """Types from declarations: `encoder: ModelWithoutAttention`, a class of the project (or an alias
@@ -348,6 +365,27 @@ def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], F
 
     function.body.visit(_Names())
     return frozenset(called), frozenset(kept)
+
+
+def _kept_as(function: cst.FunctionDef) -> Dict[str, Set[str]]:
+    """The attributes a function keeps each plain name in, by use key: `self.net = net` and
+    `self.dualrnn = Dual_RNN.to(self.device)` (a placement hands back the module it places)."""
+    kept: Dict[str, Set[str]] = {}
+
+    class _Kept(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in cat.METHOD_PLACEMENTS):
+                value = value.func.value
+            if not isinstance(value, cst.Name):
+                return
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute):
+                    kept.setdefault(value.value, set()).add(target.target.attr.value)
+
+    function.body.visit(_Kept())
+    return kept
 
 
 def _names_parameters(node: cst.BaseExpression) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -633,10 +633,43 @@ class SummaryReplay:
                     handed[name] = HandedMaker(value.makes)
                 elif built := next((h for h in value.holders if h.site.via is None and not h.attribute), None):
                     # built in the call's own argument list: the call is where it is built
-                    handed[name] = HandedBuilt(None if built.site.node is node else built.site.node, built.label)
+                    handed[name] = HandedBuilt(None if built.site.node is node else built.site.node, built.label,
+                                               self._holding(summary, built, positional, keywords, spread))
             elif node is None and not spread:
                 handed[name] = ABSENT_HANDED  # the default: no optimizer of this caller's
         return handed
+
+    def _holding(self, summary: HelperSummary, built: HolderEvent, positional: List[Value],
+                 keywords: Dict[str, Value], spread: bool) -> Optional[FrozenSet[str]]:
+        """The parameters a call hands an object that holds (or is) what the optimizer holds: the object
+        itself, its parts, what its class kept or a class call here was handed; None when unknown."""
+        if spread:
+            return None
+        held = {model.obj for model in built.models}
+        holding = set()
+        for index, name in enumerate(summary.param_names):
+            value = positional[index] if index < len(positional) else keywords.get(name)
+            if value is None or value.handle is None:
+                continue
+            inside = self._contained(value)
+            if inside is None:
+                return None
+            if inside & held:
+                holding.add(name)
+        return frozenset(holding)
+
+    def _contained(self, value: Value) -> Optional[Set[int]]:
+        objects = {h.obj for h in value.handles} | {m.obj for m in value.members}
+        for obj in list(objects):
+            instance = self._instances.get(obj)
+            if instance is not None:
+                objects.update(h.obj for handles in instance.attributes.values() for h in handles)
+            if obj in self.scope.class_made:
+                made = self.scope.class_made[obj]
+                if made is None:
+                    return None  # a class call handed what is unknown: it may keep the held module
+                objects.update(made)
+        return objects
 
     def _caller_of(self, summary: HelperSummary, dotted: str, own: bool, instance: Optional[Instance],
                    inherited: bool) -> Optional[Tuple[str, str]]:

@@ -30,6 +30,9 @@ class HandedBuilt:
 
     node: Optional[cst.CSTNode]  # the call that builds it (`AdamW(...)`) in the caller's module; None: the argument
     label: str  # "AdamW"
+    # The callee's parameters this call hands an object holding what the optimizer holds (`Trainer(actor,
+    # opt)` with `opt` on `actor.net`: `actor`); None where what an argument holds is unknown
+    holds: Optional[FrozenSet[str]] = None
 
 
 class CallFact(NamedTuple):
@@ -194,7 +197,8 @@ class HelperSummary:
     returns_fresh: Optional[Tuple[Part, ...]] = None
     param_names: Tuple[str, ...] = ()
     # Parameters declared as modules whatever their names (`encoder: ModelWithoutAttention`, a project
-    # class derived from `nn.Module`): asked only of a function that takes an optimizer too.
+    # class derived from `nn.Module`), or known as the module the handed optimizer trains by the file's
+    # uses (holders._trained_parameters): asked only of a function that takes an optimizer too.
     declared_modules: FrozenSet[str] = frozenset()
     # (`self.x`, "step"/"load_state_dict", where in the function's order)
     state_calls: List[Tuple[str, str, int]] = field(default_factory=list)

@@ -30,7 +30,7 @@ from .heap import STAR, Arm, Binding, Env, ModuleTables, Origin, Value
 from .summary import CallFact, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
-from .holders import HolderWalker
+from .holders import HolderWalker, pairs_with_a_module
 from .effects import EffectWalker
 from .replay import SummaryReplay
 
@@ -179,7 +179,7 @@ class ScopeWalker(PathWalker, BindingWalker, HolderWalker, EffectWalker, Summary
             self.origins[handle.obj] = Origin(STAR, star.name.value, len(params))
             self._assign(star.name.value, Binding(handle))
         pseudo = self._bind_kwargs(function)
-        self.declared_modules = _declared_modules(self, bound)
+        self.declared_modules = _declared_modules(self, bound, function)
         if arrival is not None:
             self.arrival_key = arrival[1]
             if arrival[1] == self.makers[0]:
@@ -361,10 +361,17 @@ def _handler_owner(function: cst.FunctionDef) -> Optional[str]:
     return None
 
 
-def _declared_modules(walker: "ScopeWalker", bound) -> FrozenSet[str]:
+def _declared_modules(walker: "ScopeWalker", bound, function: cst.FunctionDef) -> FrozenSet[str]:
     """The parameters declared as modules (see HelperSummary.declared_modules), of a function that takes
-    an optimizer too: only there does a callee pair a handed optimizer with a module it takes."""
-    if not any(cat.receives_optimizer(param.name.value) for param, _ in bound):
+    an optimizer too: only there does a callee pair a handed optimizer with a module it takes. Where no
+    name says which parameter is the model, the one the file's uses train with it (types from use)."""
+    optimizers = [(param.name.value, handle) for param, handle in bound if cat.receives_optimizer(
+        param.name.value, string_default=isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)))]
+    if not optimizers:
         return frozenset()
-    return frozenset(param.name.value for param, _ in bound if param.annotation is not None
-                     and walker._annotated_module_class(plain_text(param.annotation.annotation)))
+    declared = frozenset(param.name.value for param, _ in bound if param.annotation is not None
+                         and walker._annotated_module_class(plain_text(param.annotation.annotation)))
+    if declared or pairs_with_a_module([param.name.value for param, _ in bound]):
+        return declared
+    trained = {handle.obj for handle in walker._trained_parameters(function, bound, optimizers)}
+    return frozenset(param.name.value for param, handle in bound if handle.obj in trained)
