@@ -313,8 +313,9 @@ class HolderWalker:
         for index, (arg, value) in enumerate(args):
             models.update(value.params)
             models.update(m for m in value.members | frozenset(value.handles) if m.obj in self._leaves)  # `Adam([log_alpha])`
-            if (index == 0 and arg.keyword is None) or (arg.keyword is not None and arg.keyword.value == cat.PARAMS_KEYWORD):
-                models.update(self._module_parts(value))
+            if not arg.star and ((index == 0 and arg.keyword is None) or (
+                    arg.keyword is not None and arg.keyword.value == cat.PARAMS_KEYWORD)):
+                models.update(self._module_parts(value))  # not a `**` spread of settings (`**opt_args`)
             if kind not in (cat.FACTORY, cat.EMA) and not value.params and not arg.star and (
                     (index == 0 and arg.keyword is None) or (arg.keyword is not None and arg.keyword.value == cat.PARAMS_KEYWORD)):
                 # `def make(params): return Adam(params)`: it holds what its callers hand in (`make(model.parameters())`)
