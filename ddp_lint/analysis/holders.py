@@ -3,7 +3,7 @@ a call whose result is used as one (types from use), and where one arrives built
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -38,7 +38,7 @@ class HolderWalker:
             annotation = "" if cat.declares_nothing(annotation) else annotation
             if annotation and self.type_alias is not None:
                 annotation = expand(annotation, self.type_alias)  # `Optional[Instance[Optimizer]]`
-            string_default = isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+            string_default = has_string_default(param)
             # an annotation says what the parameter is; the file's uses speak only for one without
             if annotation and self._names_plain_classes(annotation):
                 continue  # `optimizer: Optimizer` of a project class with no bases: settings, not torch's
@@ -46,8 +46,8 @@ class HolderWalker:
             if cat.receives_optimizer(param.name.value, annotation, string_default) or (
                     not annotation and not string_default and self._used_as_optimizer_alone(param.name.value)):
                 if not names:
-                    names.append(_called_and_kept_names(function))
-                called, kept = names[0]
+                    names.append(body_names(function))
+                called, kept = names[0].called, names[0].kept
                 if param.name.value in called:
                     continue  # the body calls it: a factory (`optimizer(self.model.parameters())`), built later
                 if not annotation and param.name.value not in kept and not self._named_optimizer_is_used(param.name.value):
@@ -70,7 +70,9 @@ class HolderWalker:
             # optimizer handed to the object's method trains the modules the object keeps
             models = self._kept_modules()
         if optimizers and not models:
-            models = self._trained_parameters(function, bound, optimizers)
+            if not names:
+                names.append(body_names(function))
+            models = self._trained_parameters(bound, optimizers, names[0].kept_as)
         if not optimizers or not models:
             return
         for name, handle in optimizers:
@@ -93,20 +95,19 @@ class HolderWalker:
             self._assign(name, Binding(handle, holders=(event,)))
             self._arrivals += (event,)
 
-    def _trained_parameters(self, function: cst.FunctionDef, bound, optimizers) -> List[Handle]:
+    def _trained_parameters(self, bound, optimizers, kept_as: Dict[str, FrozenSet[str]]) -> List[Handle]:
         """Types from use, where no name or annotation says which parameter is the model: the one whose
         module the file's training code calls in what a `.backward()` runs on before the handed optimizer
-        steps (`out = self.dualrnn(mix)` ... `self.optimizer.step()`), by its own name or the attribute this
-        function keeps it in (`self.dualrnn = Dual_RNN.to(self.device)`)."""
+        steps (`out = self.dualrnn(mix)` ... `self.optimizer.step()`), by its own name or the attribute the
+        function keeps it in (`kept_as`, `body_names`: `self.dualrnn = Dual_RNN.to(self.device)`)."""
         if self.optimizer_uses is None:
             return []
         trained = set().union(*(self.optimizer_uses().trains(use_key(name)) for name, _ in optimizers))
         if not trained:
             return []
-        kept = _kept_as(function)
         chosen = {handle for _, handle in optimizers}
         return [handle for param, handle in bound if handle not in chosen
-                and ({use_key(param.name.value)} | kept.get(param.name.value, set())) & trained]
+                and ({use_key(param.name.value)} | kept_as.get(param.name.value, frozenset())) & trained]
 
     def _annotated_module_class(self, annotation: str) -> bool:
         """Types from declarations: `encoder: ModelWithoutAttention`, a class of the project (or an alias
@@ -346,11 +347,25 @@ class HolderWalker:
         return Value(holders=(event,))
 
 
-def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """The plain names a function's body calls (`optimizer(params)`: parameters used as factories),
-    and those it keeps in attributes (`self.optimizer = optimizer`: their uses may lie in other files,
-    in the methods of a subclass or in the training loop that reads the attribute)."""
-    called, kept = set(), set()
+def has_string_default(param: cst.Param) -> bool:
+    """`optimizer="adam"`: a string default declares a name, not the object it names."""
+    return isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+class BodyNames(NamedTuple):
+    """What a function's body does with plain names, read in one visit (`body_names`)."""
+
+    called: FrozenSet[str]  # names it calls (`optimizer(params)`: parameters used as factories)
+    # names it keeps in attributes (`self.optimizer = optimizer`, `self.a, self.b = a, b`: their uses may lie in
+    # other files, in the methods of a subclass or in the training loop that reads the attribute)
+    kept: FrozenSet[str]
+    # the attributes each name is kept in, through a placement too (`self.dualrnn = Dual_RNN.to(device)`:
+    # a placement hands back the module it places)
+    kept_as: Dict[str, FrozenSet[str]]
+
+
+def body_names(function: cst.FunctionDef) -> BodyNames:
+    called, kept, kept_as = set(), set(), {}
 
     class _Names(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
@@ -363,30 +378,16 @@ def _called_and_kept_names(function: cst.FunctionDef) -> Tuple[FrozenSet[str], F
             values = ([e.value for e in node.value.elements] if isinstance(node.value, (cst.Tuple, cst.List))
                       else [node.value])
             kept.update(value.value for value in values if isinstance(value, cst.Name))
-
-    function.body.visit(_Names())
-    return frozenset(called), frozenset(kept)
-
-
-def _kept_as(function: cst.FunctionDef) -> Dict[str, Set[str]]:
-    """The attributes a function keeps each plain name in, by use key: `self.net = net` and
-    `self.dualrnn = Dual_RNN.to(self.device)` (a placement hands back the module it places)."""
-    kept: Dict[str, Set[str]] = {}
-
-    class _Kept(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
             if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                     and value.func.attr.value in cat.METHOD_PLACEMENTS):
                 value = value.func.value
-            if not isinstance(value, cst.Name):
-                return
-            for target in node.targets:
-                if isinstance(target.target, cst.Attribute):
-                    kept.setdefault(value.value, set()).add(target.target.attr.value)
+            if isinstance(value, cst.Name):
+                attributes = {t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute)}
+                kept_as.setdefault(value.value, set()).update(attributes)
 
-    function.body.visit(_Kept())
-    return kept
+    function.body.visit(_Names())
+    return BodyNames(frozenset(called), frozenset(kept), {name: frozenset(a) for name, a in kept_as.items()})
 
 
 def _names_parameters(node: cst.BaseExpression) -> bool:

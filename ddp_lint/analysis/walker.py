@@ -30,7 +30,7 @@ from .heap import STAR, Arm, Binding, Env, ModuleTables, Origin, Value
 from .summary import CallFact, Handling, HelperSummary, Instance
 from .flow import PathWalker, Loop, collect_bound
 from .bindings import BindingWalker
-from .holders import HolderWalker, pairs_with_a_module
+from .holders import HolderWalker, body_names, has_string_default, pairs_with_a_module
 from .effects import EffectWalker
 from .replay import SummaryReplay
 
@@ -365,13 +365,13 @@ def _declared_modules(walker: "ScopeWalker", bound, function: cst.FunctionDef) -
     """The parameters declared as modules (see HelperSummary.declared_modules), of a function that takes
     an optimizer too: only there does a callee pair a handed optimizer with a module it takes. Where no
     name says which parameter is the model, the one the file's uses train with it (types from use)."""
-    optimizers = [(param.name.value, handle) for param, handle in bound if cat.receives_optimizer(
-        param.name.value, string_default=isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString)))]
+    optimizers = [(param.name.value, handle) for param, handle in bound
+                  if cat.receives_optimizer(param.name.value, string_default=has_string_default(param))]
     if not optimizers:
         return frozenset()
     declared = frozenset(param.name.value for param, _ in bound if param.annotation is not None
                          and walker._annotated_module_class(plain_text(param.annotation.annotation)))
     if declared or pairs_with_a_module([param.name.value for param, _ in bound]):
         return declared
-    trained = {handle.obj for handle in walker._trained_parameters(function, bound, optimizers)}
+    trained = {handle.obj for handle in walker._trained_parameters(bound, optimizers, body_names(function).kept_as)}
     return frozenset(param.name.value for param, handle in bound if handle.obj in trained)
